@@ -1,0 +1,10 @@
+//! Host build of the driver's pure protocol layer.
+//!
+//! The sources live in `../src/proto`, shared verbatim with the kernel module;
+//! this crate only gives `cargo test` a place to compile them.
+#![no_std]
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+#[path = "../../src/proto/mod.rs"]
+pub mod proto;

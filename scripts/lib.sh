@@ -1,0 +1,11 @@
+# Shared settings for the rxe-rs scripts (sourced, not run).
+RXE_CACHE=${RXE_CACHE:-/var/cache/rxe-rs}
+export PATH=/usr/lib/llvm-19/bin:$PATH
+export RUSTC=/usr/bin/rustc
+export BINDGEN=$RXE_CACHE/bindgen/bin/bindgen
+
+phase_start() { eval "_phase_$1=\$(date +%s)"; echo "== phase $1: start"; }
+phase_end() {
+    local start; eval "start=\$_phase_$1"
+    echo "== phase $1: $(( $(date +%s) - start )) s"
+}

@@ -1,0 +1,11 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Pure RoCEv2 protocol logic: header codecs, the opcode table, ICRC, PSN
+//! arithmetic and the RC responder and requester state machines.
+//!
+//! Everything under this module uses `core` only. The same files are compiled
+//! into `rdma_rxe.ko` and into the host crate in `host/`, where `cargo test`
+//! exercises them. Timers and the network are inputs and outputs of the state
+//! machines, never calls.
+
+pub mod psn;
