@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build (or reuse) the rxe-rs test kernel: Linux from Debian's linux-source-7.3,
-# x86_64 defconfig + kvm_guest.config + kernel/rxe-rs.config, LLVM=1, Debian's
+# x86_64 defconfig + kernel/configs/kvm_guest.config + kernel/rxe-rs.config, LLVM=1, Debian's
 # rustc. The tree lives in $RXE_CACHE/kernel-<key>, where <key> hashes the
 # kernel package version, the config fragment and the toolchain versions, so a
 # later run with the same inputs reuses it. Prints the tree's path last.
@@ -36,7 +36,7 @@ kmake() { make -C "$kdir" LLVM=1 RUSTC="$RUSTC" BINDGEN="$BINDGEN" -j"$(nproc)" 
 kmake rustavailable
 kmake defconfig >/dev/null
 (cd "$kdir" && KCONFIG_CONFIG=.config scripts/kconfig/merge_config.sh -m .config \
-    arch/x86/configs/kvm_guest.config "$here/kernel/rxe-rs.config" >/dev/null)
+    kernel/configs/kvm_guest.config "$here/kernel/rxe-rs.config" >/dev/null)
 kmake olddefconfig >/dev/null
 
 # Every line of the fragment must have survived dependency resolution.

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Input to bindgen for rdma_rxe: the kernel headers whose types and exported
+ * functions the driver uses, plus the C glue's prototypes. The generated
+ * file is src/generated/bindings.rs, wrapped by src/sys/bindings.rs.
+ */
+#include <linux/netdevice.h>
+#include <linux/skbuff.h>
+#include <net/net_namespace.h>
+#include <net/udp_tunnel.h>
+#include <rdma/ib_mad.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_netlink.h>
+#include <uapi/rdma/ib_user_ioctl_verbs.h>
+#include <uapi/rdma/rdma_user_rxe.h>
+#include "rxe_glue.h"
+
+/* bindgen cannot evaluate these macros: give them constant values. */
+const u16 RXE_GLUE_ROCE_V2_UDP_DPORT = ROCE_V2_UDP_DPORT;
+const u32 RXE_GLUE_IB_MGMT_MAD_SIZE = IB_MGMT_MAD_SIZE;
+const u16 RXE_GLUE_IB_DEFAULT_PKEY_FULL = IB_DEFAULT_PKEY_FULL;
+const u32 RXE_GLUE_RXE_UVERBS_ABI_VERSION = 2;
+const u8 RXE_GLUE_RDMA_NODE_IB_CA = RDMA_NODE_IB_CA;

@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! One rxe device: what `rdma link add` creates on top of a netdev, its
+//! advertised attributes, its port, and its teardown.
+
+use crate::{
+    netns,
+    params::{self, IbMtu},
+    sys::{
+        bindings,
+        ib::{self, DeviceIdentity, IbDevice},
+        net::{NetDevice, NetdevEvent},
+    },
+};
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use kernel::{prelude::*, str::CStr};
+
+/// Driver state of one rxe device. ib_core allocates it (zeroed) with the
+/// `ib_device` first and frees it after `dealloc_driver`.
+///
+/// # Invariants
+///
+/// `attr` and `port_attr` are written once, before registration, and only
+/// read afterwards. `netns` is the namespace whose RoCE sockets this device
+/// holds a use of while `holds_sockets` is true.
+#[repr(C)]
+pub(crate) struct RxeDevice {
+    /// The ib_core device; must stay the first field.
+    pub(crate) ib: IbDevice,
+    /// Device attributes reported by `query_device`.
+    pub(crate) attr: bindings::ib_device_attr,
+    /// Static part of the port attributes reported by `query_port`.
+    port_attr: bindings::ib_port_attr,
+    /// Active RoCE MTU of the port (an [`IbMtu`] value), from the netdev MTU.
+    active_mtu: AtomicU32,
+    /// Namespace whose UDP sockets this device uses.
+    netns: *mut bindings::net,
+    /// Whether this device still counts as a user of `netns`'s sockets.
+    holds_sockets: AtomicBool,
+    /// Open user contexts.
+    pub(crate) ucontexts: AtomicU32,
+    /// Allocated protection domains.
+    pub(crate) pds: AtomicU32,
+}
+
+// SAFETY: The raw `netns` pointer is an identity used under the netns lock;
+// the rest is atomics or data that is immutable after registration.
+unsafe impl Sync for RxeDevice {}
+
+/// Handles `rdma link add NAME type rxe netdev DEV`.
+pub(crate) fn newlink(name: &CStr, ndev: &NetDevice) -> Result {
+    if ndev.is_vlan() {
+        pr_err!("rxe creation allowed on top of a real device only\n");
+        return Err(EPERM);
+    }
+    if ib::device_of_netdev(ndev).is_some() {
+        pr_err!("rxe already configured on this netdev\n");
+        return Err(EEXIST);
+    }
+
+    let net = ndev.net();
+    netns::acquire_sockets(net)?;
+    // From here on the socket use belongs to the device: `release` gives it
+    // back on every path, including a failed registration.
+
+    let mac = ndev.mac().unwrap_or_else(crate::sys::random_mac);
+    let guid = params::eui64_from_mac(mac);
+    let identity = DeviceIdentity {
+        node_guid: guid,
+        num_comp_vectors: crate::sys::possible_cpus(),
+    };
+    let mtu = IbMtu::for_netdev_mtu(ndev.mtu());
+    ib::create_device(name, ndev, identity, |rxe| {
+        rxe.attr = device_attr(guid);
+        rxe.port_attr = port_attr();
+        rxe.active_mtu = AtomicU32::new(mtu as u32);
+        rxe.netns = net.as_ptr();
+        rxe.holds_sockets = AtomicBool::new(true);
+    })
+}
+
+/// The attributes `query_device` reports: the C driver's values.
+fn device_attr(sys_image_guid: [u8; 8]) -> bindings::ib_device_attr {
+    use bindings::*;
+    let cap_flags = ib_device_cap_flags_IB_DEVICE_BAD_PKEY_CNTR
+        | ib_device_cap_flags_IB_DEVICE_BAD_QKEY_CNTR
+        | ib_device_cap_flags_IB_DEVICE_AUTO_PATH_MIG
+        | ib_device_cap_flags_IB_DEVICE_CHANGE_PHY_PORT
+        | ib_device_cap_flags_IB_DEVICE_UD_AV_PORT_ENFORCE
+        | ib_device_cap_flags_IB_DEVICE_PORT_ACTIVE_EVENT
+        | ib_device_cap_flags_IB_DEVICE_SYS_IMAGE_GUID
+        | ib_device_cap_flags_IB_DEVICE_RC_RNR_NAK_GEN
+        | ib_device_cap_flags_IB_DEVICE_SRQ_RESIZE
+        | ib_device_cap_flags_IB_DEVICE_MEM_MGT_EXTENSIONS
+        | ib_device_cap_flags_IB_DEVICE_MEM_WINDOW
+        | ib_device_cap_flags_IB_DEVICE_FLUSH_GLOBAL
+        | ib_device_cap_flags_IB_DEVICE_FLUSH_PERSISTENT
+        | ib_device_cap_flags_IB_DEVICE_MEM_WINDOW_TYPE_2B
+        | ib_device_cap_flags_IB_DEVICE_ATOMIC_WRITE;
+    ib_device_attr {
+        sys_image_guid: u64::from_ne_bytes(sys_image_guid),
+        max_mr_size: params::MAX_MR_SIZE,
+        page_size_cap: params::PAGE_SIZE_CAP,
+        vendor_id: params::VENDOR_ID,
+        max_qp: params::MAX_QP,
+        max_qp_wr: params::MAX_QP_WR,
+        device_cap_flags: cap_flags as u64,
+        kernel_cap_flags: ib_kernel_cap_flags_IBK_ALLOW_USER_UNREG as u64,
+        max_send_sge: params::MAX_SGE,
+        max_recv_sge: params::MAX_SGE,
+        max_sge_rd: params::MAX_SGE_RD,
+        max_cq: params::MAX_CQ,
+        max_cqe: (1 << params::MAX_LOG_CQE) - 1,
+        max_mr: params::MAX_MR,
+        max_pd: params::MAX_PD,
+        max_qp_rd_atom: params::MAX_QP_RD_ATOM,
+        max_res_rd_atom: params::MAX_RES_RD_ATOM,
+        max_qp_init_rd_atom: params::MAX_QP_INIT_RD_ATOM,
+        atomic_cap: ib_atomic_cap_IB_ATOMIC_HCA,
+        max_mcast_grp: params::MAX_MCAST_GRP,
+        max_mcast_qp_attach: params::MAX_MCAST_QP_ATTACH,
+        max_total_mcast_qp_attach: params::MAX_TOT_MCAST_QP_ATTACH,
+        max_ah: params::MAX_AH,
+        max_srq: params::MAX_SRQ,
+        max_srq_wr: params::MAX_SRQ_WR,
+        max_srq_sge: params::MAX_SRQ_SGE,
+        max_fast_reg_page_list_len: params::MAX_FMR_PAGE_LIST_LEN,
+        max_pkeys: params::MAX_PKEYS,
+        local_ca_ack_delay: params::LOCAL_CA_ACK_DELAY,
+        max_mw: params::MAX_MW,
+        ..Default::default()
+    }
+}
+
+/// The static part of the port attributes: the C driver's values.
+fn port_attr() -> bindings::ib_port_attr {
+    use bindings::*;
+    ib_port_attr {
+        state: ib_port_state_IB_PORT_DOWN,
+        max_mtu: ib_mtu_IB_MTU_4096,
+        active_mtu: ib_mtu_IB_MTU_256,
+        gid_tbl_len: params::PORT_GID_TBL_LEN,
+        port_cap_flags: ib_port_capability_mask_bits_IB_PORT_CM_SUP,
+        max_msg_sz: params::PORT_MAX_MSG_SZ,
+        pkey_tbl_len: params::PORT_PKEY_TBL_LEN,
+        max_vl_num: params::PORT_MAX_VL_NUM,
+        active_width: ib_port_width_IB_WIDTH_1X as u8,
+        active_speed: params::PORT_ACTIVE_SPEED,
+        phys_state: ib_port_phys_state_IB_PORT_PHYS_STATE_POLLING as u8,
+        ..Default::default()
+    }
+}
+
+impl RxeDevice {
+    /// `query_port`: the static attributes plus the live state of the netdev.
+    pub(crate) fn query_port(&self, port: u32, attr: &mut bindings::ib_port_attr) -> Result {
+        use bindings::*;
+        if port != 1 {
+            return Err(EINVAL);
+        }
+        let ndev = self.ib.netdev().ok_or(ENODEV)?;
+        *attr = self.port_attr;
+        attr.active_mtu = self.active_mtu.load(Ordering::Relaxed);
+        let mut speed = attr.active_speed;
+        let mut width = attr.active_width;
+        let speed_res = self.ib.eth_speed(&mut speed, &mut width);
+        attr.active_speed = speed;
+        attr.active_width = width;
+        if ndev.is_active() {
+            attr.state = ib_port_state_IB_PORT_ACTIVE;
+            attr.phys_state = ib_port_phys_state_IB_PORT_PHYS_STATE_LINK_UP as u8;
+        } else {
+            attr.state = ib_port_state_IB_PORT_DOWN;
+            attr.phys_state = if ndev.is_up() {
+                ib_port_phys_state_IB_PORT_PHYS_STATE_POLLING as u8
+            } else {
+                ib_port_phys_state_IB_PORT_PHYS_STATE_DISABLED as u8
+            };
+        }
+        speed_res
+    }
+
+    /// `query_pkey`: one full-membership default P_Key.
+    pub(crate) fn query_pkey(&self, _port: u32, index: u16) -> Result<u16> {
+        if index != 0 {
+            return Err(EINVAL);
+        }
+        Ok(bindings::RXE_GLUE_IB_DEFAULT_PKEY_FULL)
+    }
+
+    /// `get_port_immutable`: a RoCEv2 (UDP encapsulation) port.
+    pub(crate) fn port_immutable(&self, port: u32, immutable: &mut bindings::ib_port_immutable) -> Result {
+        if port != 1 {
+            return Err(EINVAL);
+        }
+        immutable.core_cap_flags = bindings::RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+        immutable.pkey_tbl_len = c_int::from(self.port_attr.pkey_tbl_len);
+        immutable.gid_tbl_len = self.port_attr.gid_tbl_len;
+        immutable.max_mad_size = bindings::RXE_GLUE_IB_MGMT_MAD_SIZE;
+        Ok(())
+    }
+
+    /// `enable_driver`: the device is registered and visible.
+    pub(crate) fn enabled(&self) {
+        if let Some(ndev) = self.ib.netdev() {
+            pr_info!(
+                "{}: added on netdev, port {}\n",
+                self.ib.name(),
+                if ndev.is_active() { "ACTIVE" } else { "DOWN" }
+            );
+        }
+    }
+
+    /// Follows the netdev's MTU.
+    fn set_mtu(&self, ndev_mtu: u32) {
+        let mtu = IbMtu::for_netdev_mtu(ndev_mtu);
+        self.active_mtu.store(mtu as u32, Ordering::Relaxed);
+    }
+
+    /// Gives back this device's use of its namespace's sockets, once.
+    fn put_sockets(&self) {
+        if self.holds_sockets.swap(false, Ordering::AcqRel) {
+            netns::release_sockets(self.netns);
+        }
+    }
+
+    /// `dealloc_driver`: the last reference is gone.
+    pub(crate) fn release(&self) {
+        self.put_sockets();
+    }
+}
+
+/// Netdev notifier: follows the netdevs that rxe devices are bound to.
+pub(crate) fn netdev_event(event: NetdevEvent, ndev: &NetDevice) {
+    let Some(rxe) = ib::device_of_netdev(ndev) else {
+        return;
+    };
+    match event {
+        NetdevEvent::Unregister => {
+            rxe.unregister_queued();
+            // The namespace may be going away right after this notifier:
+            // give the sockets back now rather than when the queued
+            // unregistration finally frees the device.
+            rxe.put_sockets();
+        }
+        NetdevEvent::ChangeMtu => rxe.set_mtu(ndev.mtu()),
+        NetdevEvent::Down | NetdevEvent::Other => {}
+    }
+}

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * One-line C wrappers over kernel static inlines and macros for the Rust part
+ * of rdma_rxe. See rxe_glue.h.
+ */
+#include <linux/etherdevice.h>
+#include <linux/if_vlan.h>
+#include <linux/netdevice.h>
+#include <linux/skbuff.h>
+#include <net/netns/generic.h>
+#include <net/udp_tunnel.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "rxe_glue.h"
+
+void *rxe_glue_net_generic(const struct net *net, unsigned int id)
+{
+	return net_generic(net, id);
+}
+
+struct net *rxe_glue_dev_net(const struct net_device *ndev)
+{
+	return dev_net(ndev);
+}
+
+struct net_device *rxe_glue_notifier_dev(void *ptr)
+{
+	return netdev_notifier_info_to_dev(ptr);
+}
+
+void rxe_glue_dev_put(struct net_device *ndev)
+{
+	dev_put(ndev);
+}
+
+bool rxe_glue_is_vlan_dev(const struct net_device *ndev)
+{
+	return is_vlan_dev(ndev);
+}
+
+bool rxe_glue_netdev_active(const struct net_device *ndev)
+{
+	return ib_get_curr_port_state((struct net_device *)ndev) == IB_PORT_ACTIVE;
+}
+
+bool rxe_glue_netdev_up(const struct net_device *ndev)
+{
+	return netif_get_flags(ndev) & IFF_UP;
+}
+
+unsigned int rxe_glue_netdev_mtu(const struct net_device *ndev)
+{
+	return READ_ONCE(ndev->mtu);
+}
+
+unsigned int rxe_glue_netdev_hwaddr(const struct net_device *ndev, u8 *addr, unsigned int len)
+{
+	unsigned int n = min_t(unsigned int, ndev->addr_len, len);
+
+	memcpy(addr, ndev->dev_addr, n);
+	return n;
+}
+
+void rxe_glue_eth_random_addr(u8 *addr)
+{
+	eth_random_addr(addr);
+}
+
+unsigned int rxe_glue_num_possible_cpus(void)
+{
+	return num_possible_cpus();
+}
+
+void rxe_glue_mark_name_assigned_by_user(struct ib_device *ibdev)
+{
+	ib_mark_name_assigned_by_user(ibdev);
+}
+
+int rxe_glue_udp_sock_create(struct net *net, bool ipv6, u16 port, struct socket **sockp)
+{
+	struct udp_port_cfg cfg = {};
+
+	if (ipv6) {
+		cfg.family = AF_INET6;
+		cfg.ipv6_v6only = 1;
+	} else {
+		cfg.family = AF_INET;
+	}
+	cfg.local_udp_port = htons(port);
+	return udp_sock_create(net, &cfg, sockp);
+}
+
+struct sock *rxe_glue_socket_sk(struct socket *sock)
+{
+	return sock->sk;
+}
+
+void rxe_glue_kfree_skb(struct sk_buff *skb)
+{
+	kfree_skb(skb);
+}
+
+int rxe_glue_no_udata_io(struct ib_udata *udata)
+{
+	return ib_no_udata_io(udata);
+}

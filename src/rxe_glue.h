@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * One-line C wrappers over kernel static inlines and macros that the Rust
+ * part of rdma_rxe calls. Nothing here makes a decision; each function does
+ * exactly what the inline it wraps does.
+ */
+#ifndef RXE_GLUE_H
+#define RXE_GLUE_H
+
+#include <linux/types.h>
+
+struct net;
+struct net_device;
+struct notifier_block;
+struct socket;
+struct sock;
+struct ib_device;
+struct module;
+struct ib_udata;
+struct sk_buff;
+
+/* net_generic(): the per-namespace area registered with pernet_operations. */
+void *rxe_glue_net_generic(const struct net *net, unsigned int id);
+/* dev_net(). */
+struct net *rxe_glue_dev_net(const struct net_device *ndev);
+/* netdev_notifier_info_to_dev(). */
+struct net_device *rxe_glue_notifier_dev(void *ptr);
+/* dev_put(). */
+void rxe_glue_dev_put(struct net_device *ndev);
+/* is_vlan_dev(). */
+bool rxe_glue_is_vlan_dev(const struct net_device *ndev);
+/* netif_running() && netif_carrier_ok(), as ib_get_curr_port_state(). */
+bool rxe_glue_netdev_active(const struct net_device *ndev);
+/* The IFF_UP flag of the device. */
+bool rxe_glue_netdev_up(const struct net_device *ndev);
+/* ndev->mtu, ndev->addr_len and ndev->dev_addr. */
+unsigned int rxe_glue_netdev_mtu(const struct net_device *ndev);
+unsigned int rxe_glue_netdev_hwaddr(const struct net_device *ndev, u8 *addr, unsigned int len);
+/* eth_random_addr(). */
+void rxe_glue_eth_random_addr(u8 *addr);
+/* num_possible_cpus(). */
+unsigned int rxe_glue_num_possible_cpus(void);
+/* ib_mark_name_assigned_by_user(). */
+void rxe_glue_mark_name_assigned_by_user(struct ib_device *ibdev);
+/*
+ * udp_sock_create() for a UDP tunnel socket bound to @port (host order) on
+ * the wildcard address, IPv6-only when @ipv6.
+ */
+int rxe_glue_udp_sock_create(struct net *net, bool ipv6, u16 port, struct socket **sockp);
+/* sock->sk. */
+struct sock *rxe_glue_socket_sk(struct socket *sock);
+/* ib_no_udata_io(): deny input data, zero the response buffer. */
+int rxe_glue_no_udata_io(struct ib_udata *udata);
+/* kfree_skb(). */
+void rxe_glue_kfree_skb(struct sk_buff *skb);
+
+#endif /* RXE_GLUE_H */

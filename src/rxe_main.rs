@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! rdma_rxe: Soft-RoCE, the InfiniBand RC transport over UDP (RoCEv2) on any
+//! Ethernet netdev, in Rust. A drop-in for the C driver of the same name.
+//!
+//! This file is the crate root: module registration and nothing else. The
+//! pure protocol logic is in `proto`, every `unsafe` in `sys`.
+
+use kernel::prelude::*;
+
+mod device;
+mod netns;
+mod params;
+pub mod proto;
+mod recv;
+mod sys;
+mod verbs;
+
+module! {
+    type: RxeModule,
+    name: "rdma_rxe",
+    authors: ["rxe-rs developers"],
+    description: "Soft RDMA transport (RoCEv2), in Rust",
+    license: "GPL",
+    alias: ["rdma-link-rxe"],
+}
+
+/// Netdev notifier for netdevs with rxe devices on them.
+static NETDEV_NOTIFIER: sys::net::NetdevNotifier = sys::net::NetdevNotifier::new();
+
+unsafe extern "C" fn netdev_notifier_callback(
+    _nb: *mut sys::bindings::notifier_block,
+    event: c_ulong,
+    ptr: *mut c_void,
+) -> c_int {
+    // SAFETY: Called by the netdev notifier chain with its info pointer.
+    let (event, ndev) = unsafe { sys::net::NetdevNotifier::decode(event, ptr) };
+    device::netdev_event(event, ndev);
+    sys::bindings::NOTIFY_OK as c_int
+}
+
+/// The loaded module: everything registered in `init` is undone in `drop`.
+struct RxeModule;
+
+impl kernel::Module for RxeModule {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
+        // SAFETY: Module init runs once; `exit` in `drop` balances it.
+        unsafe { netns::init() }?;
+        // SAFETY: Registered once here, unregistered in `drop`.
+        if let Err(e) = unsafe { NETDEV_NOTIFIER.register(netdev_notifier_callback) } {
+            // SAFETY: `netns::init` succeeded above.
+            unsafe { netns::exit() };
+            return Err(e);
+        }
+        sys::ib::register_link_ops();
+        pr_info!("loaded\n");
+        Ok(RxeModule)
+    }
+}
+
+impl Drop for RxeModule {
+    fn drop(&mut self) {
+        sys::ib::unregister_link_ops();
+        sys::ib::unregister_all_devices();
+        // SAFETY: Registered in `init`.
+        unsafe { NETDEV_NOTIFIER.unregister() };
+        // SAFETY: `netns::init` succeeded in `init`.
+        unsafe { netns::exit() };
+        pr_info!("unloaded ({} datagrams had no queue pair)\n", recv::dropped_no_qp());
+    }
+}

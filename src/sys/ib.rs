@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! ib_core objects: the `ib_device` the driver state is built around, the
+//! `rdma_link_ops` registration, and the `ib_device_ops` adapters that turn
+//! ib_core's raw callbacks into calls on safe driver types.
+
+use super::{
+    bindings,
+    net::{NetDevice, NetDeviceRef},
+};
+use crate::device::RxeDevice;
+use crate::verbs;
+use core::{cell::UnsafeCell, ptr::NonNull};
+use kernel::{error::from_result, error::to_result, prelude::*, str::CStr, types::Opaque};
+
+/// The `ib_device` embedded at the start of [`RxeDevice`].
+///
+/// # Invariants
+///
+/// It was allocated by `_ib_alloc_device` as the head of an [`RxeDevice`]
+/// and is not yet freed.
+#[repr(transparent)]
+pub(crate) struct IbDevice(Opaque<bindings::ib_device>);
+
+impl IbDevice {
+    /// The raw pointer, for C calls.
+    pub(crate) fn as_ptr(&self) -> *mut bindings::ib_device {
+        self.0.get()
+    }
+
+    /// The netdev bound to port 1, with a reference, if there still is one.
+    pub(crate) fn netdev(&self) -> Option<NetDeviceRef> {
+        // SAFETY: The device is valid by the type invariant.
+        let ndev = unsafe { bindings::ib_device_get_netdev(self.as_ptr(), 1) };
+        // SAFETY: `ib_device_get_netdev` returns a held reference or null.
+        NonNull::new(ndev).map(|p| unsafe { NetDeviceRef::from_owned(p) })
+    }
+
+    /// `ib_get_eth_speed`: the port's IBTA speed and width from the netdev's
+    /// link speed.
+    pub(crate) fn eth_speed(&self, speed: &mut u16, width: &mut u8) -> Result {
+        // SAFETY: The device is valid; the out-pointers are valid for writes.
+        to_result(unsafe { bindings::ib_get_eth_speed(self.as_ptr(), 1, speed, width) })
+    }
+
+    /// Name of the device, e.g. `rxe0`.
+    pub(crate) fn name(&self) -> &CStr {
+        // SAFETY: `name` is a NUL-terminated array that ib_core keeps for
+        // the device's life; it is only renamed under ib_core's locks.
+        unsafe { CStr::from_char_ptr((*self.as_ptr()).name.as_ptr()) }
+    }
+}
+
+/// Fixed identity of a new device, written before it is registered.
+pub(crate) struct DeviceIdentity {
+    /// EUI-64 node GUID, network order.
+    pub(crate) node_guid: [u8; 8],
+    /// Number of completion vectors.
+    pub(crate) num_comp_vectors: u32,
+}
+
+/// Allocates an [`RxeDevice`] through ib_core, lets `init` fill the driver
+/// part, binds it to `ndev` and registers it as `name`. On failure the
+/// device is freed again (`dealloc_driver` runs, as for any device).
+pub(crate) fn create_device(
+    name: &CStr,
+    ndev: &NetDevice,
+    identity: DeviceIdentity,
+    init: impl FnOnce(&mut RxeDevice),
+) -> Result {
+    const { assert!(core::mem::offset_of!(RxeDevice, ib) == 0) };
+    // SAFETY: `init_net` is the initial namespace, which lives forever; the
+    // size covers the whole driver struct with `ib_device` at offset 0.
+    let ib = unsafe {
+        bindings::_ib_alloc_device(
+            core::mem::size_of::<RxeDevice>(),
+            core::ptr::addr_of_mut!(bindings::init_net),
+        )
+    };
+    if ib.is_null() {
+        return Err(ENOMEM);
+    }
+    let rxe = ib.cast::<RxeDevice>();
+    // SAFETY: The allocation is zeroed and sized for `RxeDevice`, whose
+    // driver fields are all valid when zero; nobody else sees it until it is
+    // registered below.
+    init(unsafe { &mut *rxe });
+
+    // SAFETY: `ib` is a fresh, unregistered device owned by this thread.
+    let res = unsafe {
+        let dev = &mut *ib;
+        let desc = b"rxe\0";
+        for (dst, src) in dev.node_desc.iter_mut().zip(desc.iter()) {
+            *dst = *src as c_char;
+        }
+        dev.node_type = bindings::RXE_GLUE_RDMA_NODE_IB_CA;
+        dev.phys_port_cnt = 1;
+        dev.num_comp_vectors = identity.num_comp_vectors as c_int;
+        dev.local_dma_lkey = 0;
+        dev.node_guid = u64::from_ne_bytes(identity.node_guid);
+        dev.uverbs_cmd_mask |= (1u64 << bindings::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_POST_SEND)
+            | (1u64 << bindings::ib_uverbs_write_cmds_IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
+        dev.link_ops = LINK_OPS.0.get();
+        bindings::rxe_glue_mark_name_assigned_by_user(ib);
+        let ops = device_ops();
+        bindings::ib_set_device_ops(ib, &ops);
+        to_result(bindings::ib_device_set_netdev(ib, ndev.as_ptr(), 1))
+            .and_then(|()| to_result(bindings::ib_register_device(ib, name.as_char_ptr(), core::ptr::null_mut())))
+    };
+    if res.is_err() {
+        // SAFETY: Registration failed, so the device is still ours to free;
+        // `dealloc_driver` runs from here.
+        unsafe { bindings::ib_dealloc_device(ib) };
+    }
+    res
+}
+
+/// Looks up the rxe device bound to `ndev`, with a reference.
+pub(crate) fn device_of_netdev(ndev: &NetDevice) -> Option<RxeDeviceRef> {
+    // SAFETY: `ndev` is valid for the call.
+    let ib = unsafe {
+        bindings::ib_device_get_by_netdev(ndev.as_ptr(), bindings::rdma_driver_id_RDMA_DRIVER_RXE)
+    };
+    // INVARIANT: A non-null result is a registered rxe device with a reference
+    // held for us. Only this driver registers RDMA_DRIVER_RXE devices (the C
+    // module has the same name and cannot be loaded beside us).
+    NonNull::new(ib).map(RxeDeviceRef)
+}
+
+/// A reference on a registered rxe device, dropped with `ib_device_put`.
+///
+/// # Invariants
+///
+/// Holds one `ib_device_get`-style reference on an [`RxeDevice`].
+pub(crate) struct RxeDeviceRef(NonNull<bindings::ib_device>);
+
+impl core::ops::Deref for RxeDeviceRef {
+    type Target = RxeDevice;
+
+    fn deref(&self) -> &RxeDevice {
+        // SAFETY: The reference keeps the device alive; it heads an
+        // `RxeDevice`.
+        unsafe { rxe_from_ib(self.0.as_ptr()) }
+    }
+}
+
+impl Drop for RxeDeviceRef {
+    fn drop(&mut self) {
+        // SAFETY: We hold one reference, given back once.
+        unsafe { bindings::ib_device_put(self.0.as_ptr()) };
+    }
+}
+
+impl RxeDeviceRef {
+    /// Unregisters the device from a work item (ib_core's
+    /// `ib_unregister_device_queued`), as is required from netdev notifiers.
+    pub(crate) fn unregister_queued(&self) {
+        // SAFETY: We hold a reference, so the device is valid.
+        unsafe { bindings::ib_unregister_device_queued(self.0.as_ptr()) };
+    }
+}
+
+/// Borrows the driver struct around an `ib_device`.
+///
+/// # Safety
+///
+/// `ib` is a live device allocated by [`create_device`], valid for `'a`.
+unsafe fn rxe_from_ib<'a>(ib: *mut bindings::ib_device) -> &'a RxeDevice {
+    // CAST: `ib` is at offset 0 of `RxeDevice` (checked in `create_device`).
+    // SAFETY: Valid for `'a` by the caller's promise.
+    unsafe { &*ib.cast::<RxeDevice>() }
+}
+
+/// The device an ib_core object belongs to.
+///
+/// # Safety
+///
+/// `device` is the `device` field of a live ib_core object of this driver.
+unsafe fn rxe_of<'a>(device: *mut bindings::ib_device) -> &'a RxeDevice {
+    // SAFETY: Objects of a device never outlive it.
+    unsafe { rxe_from_ib(device) }
+}
+
+/// Unregisters every rxe device and waits for them to be freed.
+pub(crate) fn unregister_all_devices() {
+    // SAFETY: Always safe to call; ib_core serialises with everything else.
+    unsafe { bindings::ib_unregister_driver(bindings::rdma_driver_id_RDMA_DRIVER_RXE) };
+}
+
+/// The `rdma_link_ops` that make `rdma link add NAME type rxe netdev DEV`
+/// reach [`crate::device::newlink`].
+struct LinkOps(UnsafeCell<bindings::rdma_link_ops>);
+
+// SAFETY: ib_core writes `list` under its own lock while registered; nothing
+// else writes the struct.
+unsafe impl Sync for LinkOps {}
+
+static LINK_OPS: LinkOps = LinkOps(UnsafeCell::new(bindings::rdma_link_ops {
+    list: bindings::list_head {
+        next: core::ptr::null_mut(),
+        prev: core::ptr::null_mut(),
+    },
+    type_: c"rxe".as_ptr().cast(),
+    newlink: Some(newlink_callback),
+    dellink: None,
+}));
+
+/// Registers the `rxe` link type.
+pub(crate) fn register_link_ops() {
+    // SAFETY: The static lives as long as the module; registered once.
+    unsafe { bindings::rdma_link_register(LINK_OPS.0.get()) };
+}
+
+/// Unregisters the `rxe` link type.
+pub(crate) fn unregister_link_ops() {
+    // SAFETY: Registered by `register_link_ops`.
+    unsafe { bindings::rdma_link_unregister(LINK_OPS.0.get()) };
+}
+
+unsafe extern "C" fn newlink_callback(name: *const c_char, ndev: *mut bindings::net_device) -> c_int {
+    from_result(|| {
+        // SAFETY: nldev passes a NUL-terminated name and a netdev it holds a
+        // reference on for the duration of the call.
+        let (name, ndev) = unsafe { (CStr::from_char_ptr(name), NetDevice::from_raw(ndev)) };
+        crate::device::newlink(name, ndev)?;
+        Ok(0)
+    })
+}
+
+/// The ops table installed on every device: only verbs that are
+/// implemented are set; ib_core answers EOPNOTSUPP for the rest.
+fn device_ops() -> bindings::ib_device_ops {
+    bindings::ib_device_ops {
+        owner: <crate::LocalModule as kernel::ModuleMetadata>::THIS_MODULE
+            .as_ptr()
+            .cast(),
+        driver_id: bindings::rdma_driver_id_RDMA_DRIVER_RXE,
+        uverbs_abi_ver: bindings::RXE_GLUE_RXE_UVERBS_ABI_VERSION,
+        query_device: Some(query_device_callback),
+        query_port: Some(query_port_callback),
+        query_pkey: Some(query_pkey_callback),
+        get_port_immutable: Some(get_port_immutable_callback),
+        get_link_layer: Some(get_link_layer_callback),
+        alloc_ucontext: Some(alloc_ucontext_callback),
+        dealloc_ucontext: Some(dealloc_ucontext_callback),
+        alloc_pd: Some(alloc_pd_callback),
+        dealloc_pd: Some(dealloc_pd_callback),
+        enable_driver: Some(enable_driver_callback),
+        dealloc_driver: Some(dealloc_driver_callback),
+        size_ib_pd: core::mem::size_of::<verbs::RxePd>(),
+        size_ib_ucontext: core::mem::size_of::<verbs::RxeUcontext>(),
+        ..Default::default()
+    }
+}
+
+/// Checks that a verb got no input and zeroes its response (`ib_no_udata_io`).
+fn no_udata_io(udata: *mut bindings::ib_udata) -> Result {
+    if udata.is_null() {
+        return Ok(());
+    }
+    // SAFETY: ib_core passes a valid udata or null.
+    to_result(unsafe { bindings::rxe_glue_no_udata_io(udata) })
+}
+
+unsafe extern "C" fn query_device_callback(
+    ib: *mut bindings::ib_device,
+    attr: *mut bindings::ib_device_attr,
+    udata: *mut bindings::ib_udata,
+) -> c_int {
+    from_result(|| {
+        no_udata_io(udata)?;
+        // SAFETY: ib_core passes a live device and an attribute buffer.
+        let (rxe, attr) = unsafe { (rxe_from_ib(ib), &mut *attr) };
+        *attr = rxe.attr;
+        Ok(0)
+    })
+}
+
+unsafe extern "C" fn query_port_callback(
+    ib: *mut bindings::ib_device,
+    port: u32,
+    attr: *mut bindings::ib_port_attr,
+) -> c_int {
+    from_result(|| {
+        // SAFETY: ib_core passes a live device and an attribute buffer.
+        let (rxe, attr) = unsafe { (rxe_from_ib(ib), &mut *attr) };
+        rxe.query_port(port, attr)?;
+        Ok(0)
+    })
+}
+
+unsafe extern "C" fn query_pkey_callback(
+    ib: *mut bindings::ib_device,
+    port: u32,
+    index: u16,
+    pkey: *mut u16,
+) -> c_int {
+    from_result(|| {
+        // SAFETY: ib_core passes a live device and an output slot.
+        let (rxe, pkey) = unsafe { (rxe_from_ib(ib), &mut *pkey) };
+        *pkey = rxe.query_pkey(port, index)?;
+        Ok(0)
+    })
+}
+
+unsafe extern "C" fn get_port_immutable_callback(
+    ib: *mut bindings::ib_device,
+    port: u32,
+    immutable: *mut bindings::ib_port_immutable,
+) -> c_int {
+    from_result(|| {
+        // SAFETY: ib_core passes a live device and an output struct.
+        let (rxe, immutable) = unsafe { (rxe_from_ib(ib), &mut *immutable) };
+        rxe.port_immutable(port, immutable)?;
+        Ok(0)
+    })
+}
+
+unsafe extern "C" fn get_link_layer_callback(
+    _ib: *mut bindings::ib_device,
+    _port: u32,
+) -> bindings::rdma_link_layer {
+    bindings::rdma_link_layer_IB_LINK_LAYER_ETHERNET
+}
+
+unsafe extern "C" fn alloc_ucontext_callback(
+    uctx: *mut bindings::ib_ucontext,
+    _udata: *mut bindings::ib_udata,
+) -> c_int {
+    from_result(|| {
+        // SAFETY: ib_core passes a zeroed object of `size_ib_ucontext` bytes
+        // whose `device` is set.
+        let rxe = unsafe { rxe_of((*uctx).device) };
+        verbs::alloc_ucontext(rxe)?;
+        Ok(0)
+    })
+}
+
+unsafe extern "C" fn dealloc_ucontext_callback(uctx: *mut bindings::ib_ucontext) {
+    // SAFETY: The context was created by `alloc_ucontext_callback`.
+    let rxe = unsafe { rxe_of((*uctx).device) };
+    verbs::dealloc_ucontext(rxe);
+}
+
+unsafe extern "C" fn alloc_pd_callback(pd: *mut bindings::ib_pd, _udata: *mut bindings::ib_udata) -> c_int {
+    from_result(|| {
+        // SAFETY: ib_core passes a zeroed object of `size_ib_pd` bytes whose
+        // `device` is set.
+        let rxe = unsafe { rxe_of((*pd).device) };
+        verbs::alloc_pd(rxe)?;
+        Ok(0)
+    })
+}
+
+unsafe extern "C" fn dealloc_pd_callback(pd: *mut bindings::ib_pd, _udata: *mut bindings::ib_udata) -> c_int {
+    // SAFETY: The PD was created by `alloc_pd_callback`.
+    let rxe = unsafe { rxe_of((*pd).device) };
+    verbs::dealloc_pd(rxe);
+    0
+}
+
+unsafe extern "C" fn enable_driver_callback(ib: *mut bindings::ib_device) -> c_int {
+    // SAFETY: ib_core calls this on a registered device.
+    let rxe = unsafe { rxe_from_ib(ib) };
+    rxe.enabled();
+    0
+}
+
+unsafe extern "C" fn dealloc_driver_callback(ib: *mut bindings::ib_device) {
+    // SAFETY: Called once, when the last reference is gone and before
+    // ib_core frees the memory.
+    let rxe = unsafe { rxe_from_ib(ib) };
+    rxe.release();
+}

@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The only place for `unsafe`: driver-local bindings and thin wrappers over
+//! the C objects the driver touches (ib_device, net_device, UDP tunnel
+//! sockets, per-namespace storage, the netdev notifier, rdma_link_ops).
+
+pub(crate) mod bindings;
+pub(crate) mod ib;
+pub(crate) mod net;
+
+/// Number of possible CPUs (`num_possible_cpus()`).
+pub(crate) fn possible_cpus() -> u32 {
+    // SAFETY: Reads a boot-time constant mask.
+    unsafe { bindings::rxe_glue_num_possible_cpus() }
+}
+
+/// A random locally administered unicast MAC address (`eth_random_addr`),
+/// for netdevs that have no hardware address.
+pub(crate) fn random_mac() -> [u8; 6] {
+    let mut mac = [0u8; 6];
+    // SAFETY: `mac` has the 6 bytes the call writes.
+    unsafe { bindings::rxe_glue_eth_random_addr(mac.as_mut_ptr()) };
+    mac
+}

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Verbs objects owned by user space or kernel consumers: user contexts and
+//! protection domains. (QPs, CQs, MRs and the rest come with the data path.)
+
+use crate::{device::RxeDevice, params, sys::bindings};
+use core::sync::atomic::Ordering;
+use kernel::prelude::*;
+
+/// A user context: ib_core's object, with nothing of the driver's yet.
+#[repr(C)]
+pub(crate) struct RxeUcontext {
+    /// The ib_core object; must stay the first field.
+    ibuc: bindings::ib_ucontext,
+}
+
+/// A protection domain: ib_core's object; identity is its address.
+#[repr(C)]
+pub(crate) struct RxePd {
+    /// The ib_core object; must stay the first field.
+    ibpd: bindings::ib_pd,
+}
+
+/// Takes one unit of a per-device object budget, failing past `max`.
+fn take_budget(count: &core::sync::atomic::AtomicU32, max: u32) -> Result {
+    count
+        .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < max).then_some(n + 1))
+        .map(|_| ())
+        .map_err(|_| ENOMEM)
+}
+
+/// Gives one unit of a per-device object budget back.
+fn return_budget(count: &core::sync::atomic::AtomicU32) {
+    let _ = count.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
+}
+
+/// `alloc_ucontext`: librxe sends no request data and expects no response.
+pub(crate) fn alloc_ucontext(rxe: &RxeDevice) -> Result {
+    take_budget(&rxe.ucontexts, params::MAX_UCONTEXT)
+}
+
+/// `dealloc_ucontext`.
+pub(crate) fn dealloc_ucontext(rxe: &RxeDevice) {
+    return_budget(&rxe.ucontexts);
+}
+
+/// `alloc_pd`.
+pub(crate) fn alloc_pd(rxe: &RxeDevice) -> Result {
+    take_budget(&rxe.pds, params::MAX_PD)
+}
+
+/// `dealloc_pd`.
+pub(crate) fn dealloc_pd(rxe: &RxeDevice) {
+    return_budget(&rxe.pds);
+}
