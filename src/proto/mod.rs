@@ -10,5 +10,6 @@
 
 pub mod aeth;
 pub mod error;
+pub mod headers;
 pub mod opcode;
 pub mod psn;
