@@ -20,6 +20,9 @@ pub enum ParseError {
     BadPad,
     /// The BTH destination QP is 0, which is never a valid target.
     BadDestQp,
+    /// The IP header is not one RoCEv2 as rxe sends it can have: not IPv4
+    /// or IPv6, or IPv4 with options.
+    BadIpHeader,
     /// The received ICRC differs from the one computed over the packet.
     IcrcMismatch {
         /// Value carried by the packet.

@@ -11,5 +11,6 @@
 pub mod aeth;
 pub mod error;
 pub mod headers;
+pub mod icrc;
 pub mod opcode;
 pub mod psn;
