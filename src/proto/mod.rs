@@ -13,4 +13,5 @@ pub mod error;
 pub mod headers;
 pub mod icrc;
 pub mod opcode;
+pub mod packet;
 pub mod psn;
