@@ -22,7 +22,7 @@ pub const DEFAULT_PKEY: u16 = 0xffff;
 fn get<const OFF: usize, const N: usize, const M: usize>(b: &[u8; M]) -> [u8; N] {
     const { assert!(OFF + N <= M) };
     let mut out = [0u8; N];
-    if let Some(src) = b.get(OFF..OFF + N) {
+    if let Some(src) = b.get(OFF..OFF.wrapping_add(N)) {
         out.copy_from_slice(src);
     }
     out
@@ -32,7 +32,7 @@ fn get<const OFF: usize, const N: usize, const M: usize>(b: &[u8; M]) -> [u8; N]
 /// when the program is compiled.
 fn put<const OFF: usize, const N: usize, const M: usize>(b: &mut [u8; M], src: [u8; N]) {
     const { assert!(OFF + N <= M) };
-    if let Some(dst) = b.get_mut(OFF..OFF + N) {
+    if let Some(dst) = b.get_mut(OFF..OFF.wrapping_add(N)) {
         dst.copy_from_slice(&src);
     }
 }

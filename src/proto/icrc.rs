@@ -31,6 +31,8 @@ pub const IPV6_HDR_LEN: usize = 40;
 /// UDP header length.
 pub const UDP_HDR_LEN: usize = 8;
 
+/// Builds the slicing-by-8 tables. Only evaluated at compile time (it
+/// initialises a `static`), so its indexing cannot fail at run time.
 const fn make_tables() -> [[u32; 256]; 8] {
     let mut t = [[0u32; 256]; 8];
     let mut i = 0;

@@ -200,37 +200,26 @@ impl HeaderSet {
 
     /// Offset of `h` from the start of the BTH when the headers in this set
     /// follow the BTH, or `None` if `h` is not in the set.
-    pub const fn offset(self, h: ExtHeader) -> Option<usize> {
+    pub fn offset(self, h: ExtHeader) -> Option<usize> {
         if !self.contains(h) {
             return None;
         }
-        let mut off = BTH_LEN;
-        let mut i = 0;
-        while i < ExtHeader::ORDER.len() {
-            let cur = ExtHeader::ORDER[i];
-            if cur as u8 == h as u8 {
-                break;
-            }
-            if self.contains(cur) {
-                off += cur.wire_len();
-            }
-            i += 1;
-        }
-        Some(off)
+        // Sum of at most eight small constants: cannot overflow.
+        Some(
+            ExtHeader::ORDER
+                .into_iter()
+                .take_while(|cur| *cur != h)
+                .filter(|cur| self.contains(*cur))
+                .fold(BTH_LEN, |off, cur| off.wrapping_add(cur.wire_len())),
+        )
     }
 
     /// Length of the BTH plus all headers of the set.
-    pub const fn total_len(self) -> usize {
-        let mut len = BTH_LEN;
-        let mut i = 0;
-        while i < ExtHeader::ORDER.len() {
-            let cur = ExtHeader::ORDER[i];
-            if self.contains(cur) {
-                len += cur.wire_len();
-            }
-            i += 1;
-        }
-        len
+    pub fn total_len(self) -> usize {
+        ExtHeader::ORDER
+            .into_iter()
+            .filter(|cur| self.contains(*cur))
+            .fold(BTH_LEN, |len, cur| len.wrapping_add(cur.wire_len()))
     }
 }
 
@@ -496,7 +485,7 @@ impl Opcode {
 
     /// Offset of extension header `h` from the start of the BTH, or `None`
     /// if this opcode does not carry it.
-    pub const fn offset(self, h: ExtHeader) -> Option<usize> {
+    pub fn offset(self, h: ExtHeader) -> Option<usize> {
         self.info().headers.offset(h)
     }
 
