@@ -8,4 +8,10 @@
 //! exercises them. Timers and the network are inputs and outputs of the state
 //! machines, never calls.
 
+pub mod aeth;
+pub mod error;
+pub mod headers;
+pub mod icrc;
+pub mod opcode;
+pub mod packet;
 pub mod psn;
