@@ -13,3 +13,7 @@ pub mod error;
 pub mod headers;
 pub mod opcode;
 pub mod psn;
+pub mod replay;
+pub mod requester;
+pub mod responder;
+pub mod transport;
