@@ -16,4 +16,5 @@ pub mod psn;
 pub mod replay;
 pub mod requester;
 pub mod responder;
+pub mod translate;
 pub mod transport;

@@ -740,6 +740,12 @@ impl<const N: usize> Requester<N> {
             }
             Syndrome::Nak(NakCode::PsnSequenceError) => {
                 self.counters.rcvd_seq_err += 1;
+                if self.wait_rnr && !pkt.psn.after(self.comp_psn) {
+                    // Packets that followed an RNR-NAKed one hit the gap it
+                    // left; the RNR timer already rewinds to it.
+                    self.drop_response(ResponseDropReason::RetryInProgress, out);
+                    return;
+                }
                 if pkt.psn.after(self.comp_psn) {
                     // Implicit ACK of everything before the named PSN.
                     self.comp_psn = pkt.psn;
