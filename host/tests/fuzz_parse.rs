@@ -4,9 +4,9 @@
 //!
 //! Budget: `RXE_FUZZ_CASES` cases per property (default 8000, which keeps
 //! this file well under 10 s in a debug build).
-mod common;
+mod strategies;
 
-use common::arb_packet;
+use strategies::arb_packet;
 use proptest::prelude::*;
 use rxe_proto::proto::aeth::{Aeth, Syndrome};
 use rxe_proto::proto::error::ParseError;

@@ -1,8 +1,8 @@
 //! Packet parser and builder: round trips for every opcode, each validation
 //! error, ICRC fill/verify, a fixed vector.
-mod common;
+mod strategies;
 
-use common::*;
+use strategies::*;
 use proptest::prelude::*;
 use rxe_proto::proto::aeth::Aeth;
 use rxe_proto::proto::error::{BuildError, ParseError};

@@ -15,3 +15,8 @@ pub mod icrc;
 pub mod opcode;
 pub mod packet;
 pub mod psn;
+pub mod replay;
+pub mod requester;
+pub mod responder;
+pub mod translate;
+pub mod transport;

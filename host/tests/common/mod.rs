@@ -1,127 +1,187 @@
-//! Strategies shared by the packet tests: valid headers and packets for
-//! every opcode.
+//! Helpers shared by the machine tests: a simple responder environment with
+//! memory, a receive queue and a key table; action collection; translation of
+//! responder actions into the response packets the requester sees.
 #![allow(dead_code)]
-use proptest::prelude::*;
-use rxe_proto::proto::aeth::{Aeth, Syndrome};
-use rxe_proto::proto::headers::{AtomicAckEth, AtomicEth, Bth, Deth, Feth, Ieth, ImmDt, Reth};
-use rxe_proto::proto::opcode::{ExtHeader, Opcode};
-use rxe_proto::proto::packet::{build, ExtHeaders};
-use rxe_proto::proto::psn::Psn;
 
-pub fn arb_opcode() -> impl Strategy<Value = Opcode> {
-    proptest::sample::select(Opcode::ALL.to_vec())
+use std::collections::VecDeque;
+
+use rxe_proto::proto::aeth::Syndrome;
+use rxe_proto::proto::requester::{
+    Requester, RequesterAction, RequesterEvent, ResponseOp, ResponsePacket, TxPacket,
+};
+use rxe_proto::proto::responder::{
+    AccessError, PlaceTarget, Responder, ResponderAction, ResponderEnv,
+};
+use rxe_proto::proto::transport::{AtomicArgs, AtomicOp, RemoteAccess, RemoteRange, RequestPacket};
+
+/// The single memory region the tests register on the responder.
+pub const MR_VA: u64 = 0x1_0000_0000;
+/// Its rkey.
+pub const MR_RKEY: u32 = 0x1234;
+
+/// Simulated responder host: one MR, a receive queue of buffer sizes, and a
+/// count of executed atomics.
+pub struct Env {
+    pub mem: Vec<u8>,
+    pub rq: VecDeque<u32>,
+    pub atomics_executed: u32,
+    pub deny_all: bool,
 }
 
-/// Random values for all extension headers; `for_opcode` keeps those the
-/// opcode carries.
-pub fn arb_all_ext() -> impl Strategy<Value = ExtHeaders> {
-    (
-        (any::<u32>(), 0u32..0x100_0000),
-        (0u8..4, 0u8..16),
-        (any::<u64>(), any::<u32>(), any::<u32>()),
-        (any::<u64>(), any::<u32>(), any::<u64>(), any::<u64>()),
-        (any::<u8>(), 0u32..0x100_0000),
-        any::<u64>(),
-        any::<u32>(),
-        any::<u32>(),
-    )
-        .prop_map(|(d, f, r, a, ae, aa, imm, ie)| ExtHeaders {
-            deth: Some(Deth {
-                qkey: d.0,
-                src_qp: d.1,
-            }),
-            feth: Some(Feth {
-                selectivity: f.0,
-                placement: f.1,
-            }),
-            reth: Some(Reth {
-                va: r.0,
-                rkey: r.1,
-                len: r.2,
-            }),
-            atomic_eth: Some(AtomicEth {
-                va: a.0,
-                rkey: a.1,
-                swap_add: a.2,
-                compare: a.3,
-            }),
-            aeth: Some(Aeth {
-                syndrome: Syndrome::from_u8(ae.0),
-                msn: ae.1,
-            }),
-            atomic_ack_eth: Some(AtomicAckEth { orig: aa }),
-            immdt: Some(ImmDt { imm }),
-            ieth: Some(Ieth { rkey: ie }),
-        })
-}
+impl Env {
+    pub fn new(mem_len: usize) -> Self {
+        Env { mem: vec![0; mem_len], rq: VecDeque::new(), atomics_executed: 0, deny_all: false }
+    }
 
-pub fn for_opcode(all: ExtHeaders, op: Opcode) -> ExtHeaders {
-    let h = op.headers();
-    ExtHeaders {
-        deth: all.deth.filter(|_| h.contains(ExtHeader::Deth)),
-        feth: all.feth.filter(|_| h.contains(ExtHeader::Feth)),
-        reth: all.reth.filter(|_| h.contains(ExtHeader::Reth)),
-        atomic_eth: all.atomic_eth.filter(|_| h.contains(ExtHeader::AtomicEth)),
-        aeth: all.aeth.filter(|_| h.contains(ExtHeader::Aeth)),
-        atomic_ack_eth: all
-            .atomic_ack_eth
-            .filter(|_| h.contains(ExtHeader::AtomicAckEth)),
-        immdt: all.immdt.filter(|_| h.contains(ExtHeader::ImmDt)),
-        ieth: all.ieth.filter(|_| h.contains(ExtHeader::Ieth)),
+    fn index(&self, range: &RemoteRange) -> Option<usize> {
+        if range.rkey != MR_RKEY || range.va < MR_VA {
+            return None;
+        }
+        let off = usize::try_from(range.va - MR_VA).ok()?;
+        if off + range.len as usize > self.mem.len() {
+            return None;
+        }
+        Some(off)
+    }
+
+    pub fn read(&self, range: &RemoteRange) -> Vec<u8> {
+        let off = self.index(range).expect("read in range");
+        self.mem[off..off + range.len as usize].to_vec()
+    }
+
+    pub fn write(&mut self, va: u64, data: &[u8]) {
+        let off = (va - MR_VA) as usize;
+        self.mem[off..off + data.len()].copy_from_slice(data);
+    }
+
+    pub fn word(&self, va: u64) -> u64 {
+        let off = (va - MR_VA) as usize;
+        u64::from_le_bytes(self.mem[off..off + 8].try_into().unwrap())
     }
 }
 
-/// A valid BTH for `op` (TVer 0, DestQP ≠ 0); pad count is set by the builder.
-pub fn arb_bth(op: Opcode) -> impl Strategy<Value = Bth> {
-    (
-        any::<[bool; 5]>(),
-        any::<u16>(),
-        1u32..0x100_0000,
-        0u32..0x100_0000,
-    )
-        .prop_map(move |(f, pkey, dest_qp, psn)| Bth {
-            opcode: op as u8,
-            se: f[0],
-            mig_req: f[1],
-            pad_count: 0,
-            tver: 0,
-            pkey,
-            fecn: f[2],
-            becn: f[3],
-            dest_qp,
-            ack_req: f[4],
-            psn: Psn::new(psn),
-        })
-}
+impl ResponderEnv for Env {
+    fn receive_wqe(&mut self) -> Option<u32> {
+        self.rq.front().copied()
+    }
 
-/// A payload length the opcode allows.
-pub fn payload_len_for(op: Opcode, raw: usize) -> usize {
-    if op == Opcode::RcAtomicWrite {
-        8
-    } else if op.has_payload() {
-        raw
-    } else {
-        0
+    fn check_access(&mut self, range: &RemoteRange, _access: RemoteAccess) -> Result<(), AccessError> {
+        if self.deny_all {
+            return Err(AccessError);
+        }
+        self.index(range).map(|_| ()).ok_or(AccessError)
+    }
+
+    fn execute_atomic(&mut self, args: &AtomicArgs) -> Result<u64, AccessError> {
+        let range = RemoteRange { va: args.va, rkey: args.rkey, len: 8 };
+        let off = self.index(&range).ok_or(AccessError)?;
+        let orig = u64::from_le_bytes(self.mem[off..off + 8].try_into().unwrap());
+        let new = match args.op {
+            AtomicOp::CompareSwap { compare, swap } => {
+                if orig == compare {
+                    swap
+                } else {
+                    orig
+                }
+            }
+            AtomicOp::FetchAdd { add } => orig.wrapping_add(add),
+        };
+        self.mem[off..off + 8].copy_from_slice(&new.to_le_bytes());
+        self.atomics_executed += 1;
+        Ok(orig)
     }
 }
 
-/// A valid packet: (opcode, bth as given, ext, payload, built bytes).
-pub fn arb_packet() -> impl Strategy<Value = (Opcode, Bth, ExtHeaders, Vec<u8>, Vec<u8>)> {
-    arb_opcode().prop_flat_map(|op| {
-        (
-            Just(op),
-            arb_bth(op),
-            arb_all_ext(),
-            proptest::collection::vec(any::<u8>(), 0..300),
-        )
-            .prop_map(|(op, bth, all, mut payload)| {
-                payload.truncate(payload_len_for(op, payload.len()));
-                payload.resize(payload_len_for(op, payload.len()), 0xa5);
-                let ext = for_opcode(all, op);
-                let mut buf = vec![0u8; 400];
-                let n = build(&mut buf, &bth, &ext, &payload).unwrap();
-                buf.truncate(n);
-                (op, bth, ext, payload, buf)
-            })
-    })
+/// Runs one responder step and returns its actions.
+pub fn resp_step<const R: usize>(
+    resp: &mut Responder<R>,
+    pkt: &RequestPacket,
+    env: &mut Env,
+) -> Vec<ResponderAction> {
+    let mut v = Vec::new();
+    resp.step(pkt, env, &mut |a| v.push(a));
+    v
+}
+
+/// Runs one requester step and returns its actions.
+pub fn req_step<const N: usize>(req: &mut Requester<N>, ev: RequesterEvent) -> Vec<RequesterAction> {
+    let mut v = Vec::new();
+    req.step(ev, &mut |a| v.push(a));
+    v
+}
+
+/// The transmitted packets among `actions`.
+pub fn transmits(actions: &[RequesterAction]) -> Vec<TxPacket> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            RequesterAction::Transmit(p) => Some(*p),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Applies the responder's Place actions for `payload` to `env`'s memory and
+/// receive buffer `recv`.
+pub fn apply_places(actions: &[ResponderAction], payload: &[u8], env: &mut Env, recv: &mut Vec<u8>) {
+    for a in actions {
+        match *a {
+            ResponderAction::Place { target, len, payload_offset } => {
+                let src = &payload[payload_offset as usize..(payload_offset + len) as usize];
+                match target {
+                    PlaceTarget::Memory { va, .. } => env.write(va, src),
+                    PlaceTarget::Receive { offset } => {
+                        let end = offset as usize + src.len();
+                        if recv.len() < end {
+                            recv.resize(end, 0);
+                        }
+                        recv[offset as usize..end].copy_from_slice(src);
+                    }
+                }
+            }
+            ResponderAction::ConsumeReceiveWqe => {
+                env.rq.pop_front();
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The response packets (and READ payloads) a responder's actions put on the
+/// wire, in order.
+pub fn responses(actions: &[ResponderAction], env: &Env) -> Vec<(ResponsePacket, Vec<u8>)> {
+    let mut out = Vec::new();
+    for a in actions {
+        match *a {
+            ResponderAction::SendAck { psn, syndrome, .. } => out.push((
+                ResponsePacket { psn, op: ResponseOp::Acknowledge, syndrome: Some(syndrome), payload_len: 0 },
+                Vec::new(),
+            )),
+            ResponderAction::SendAtomicAck { psn, orig, .. } => out.push((
+                ResponsePacket {
+                    psn,
+                    op: ResponseOp::AtomicAcknowledge { orig },
+                    syndrome: Some(Syndrome::ACK),
+                    payload_len: 0,
+                },
+                Vec::new(),
+            )),
+            ResponderAction::SendReadResponses(job) => {
+                for p in job {
+                    let data = if p.range.len == 0 { Vec::new() } else { env.read(&p.range) };
+                    out.push((
+                        ResponsePacket {
+                            psn: p.psn,
+                            op: ResponseOp::ReadResponse(p.position),
+                            syndrome: p.aeth_msn.map(|_| Syndrome::ACK),
+                            payload_len: p.range.len,
+                        },
+                        data,
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }

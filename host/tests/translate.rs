@@ -1,0 +1,47 @@
+//! Parsed headers to machine inputs and back: every RC request opcode
+//! round-trips through `RequestPacket`.
+use rxe_proto::proto::headers::{AtomicEth, Bth, Ieth, ImmDt, Reth};
+use rxe_proto::proto::opcode::{OpFamily, Opcode, Transport};
+use rxe_proto::proto::psn::Psn;
+use rxe_proto::proto::requester::{ResponseOp, ResponsePacket};
+use rxe_proto::proto::translate::RequestHeaders;
+use rxe_proto::proto::transport::{RequestOp, RequestPacket};
+
+#[test]
+fn rc_request_opcodes_round_trip() {
+    let mut n = 0;
+    for op in Opcode::ALL {
+        if op.transport() != Transport::Rc || !op.is_request() {
+            continue;
+        }
+        let bth = Bth { opcode: op.as_u8(), psn: Psn::new(77), ack_req: true, ..Bth::default() };
+        let headers = RequestHeaders {
+            reth: Some(Reth { va: 1, rkey: 2, len: 3 }),
+            atomic: Some(AtomicEth { va: 8, rkey: 9, swap_add: 10, compare: 11 }),
+            imm: op.has_immediate().then_some(ImmDt { imm: 5 }),
+            ieth: op.has_invalidate().then_some(Ieth { rkey: 6 }),
+        };
+        let pkt = RequestPacket::from_headers(op, &bth, &headers, 0).unwrap();
+        assert_eq!(pkt.psn, Psn::new(77));
+        if matches!(op.family(), OpFamily::Flush | OpFamily::AtomicWrite) {
+            assert_eq!(pkt.op, RequestOp::Unsupported);
+            continue;
+        }
+        assert_eq!(pkt.opcode(), Some(op), "{op:?}");
+        if matches!(op.family(), OpFamily::CompareSwap | OpFamily::FetchAdd) {
+            let a = pkt.atomic_header().unwrap();
+            assert_eq!((a.va, a.rkey, a.swap_add), (8, 9, 10));
+        }
+        n += 1;
+    }
+    assert_eq!(n, 17);
+}
+
+#[test]
+fn responses_translate() {
+    let bth = Bth { opcode: Opcode::RcRdmaReadResponseMiddle.as_u8(), psn: Psn::new(3), ..Bth::default() };
+    let p = ResponsePacket::from_headers(Opcode::RcRdmaReadResponseMiddle, &bth, None, None, 256).unwrap();
+    assert!(matches!(p.op, ResponseOp::ReadResponse(_)));
+    assert_eq!(p.syndrome, None);
+    assert!(ResponsePacket::from_headers(Opcode::RcSendOnly, &bth, None, None, 0).is_none());
+}

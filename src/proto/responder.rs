@@ -1,0 +1,756 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The RC responder: one QP's receive side as a deterministic state machine.
+//!
+//! Each inbound request packet, already parsed and translated into a
+//! [`RequestPacket`], goes through the stages of the receive pipeline:
+//!
+//! 1. **PSN check** against `expected_psn`: a match continues; a PSN before it
+//!    is a duplicate (re-ACK for SEND/WRITE, replay from the responder
+//!    resources for READ and atomics); a PSN after it is a gap, answered by
+//!    one NAK (PSN sequence error) naming `expected_psn`, then silent drops
+//!    until an in-order packet arrives.
+//! 2. **Reassembly**: FIRST/MIDDLE/LAST legality and the length rules.
+//! 3. **Resources**: a receive WQE for packets that start a receive (else RNR
+//!    NAK), key-table access checks, the READ/atomic resource ring.
+//! 4. **Execute and acknowledge**: placement, completion, READ replies,
+//!    atomics, ACK coalescing.
+//!
+//! Memory, the receive queue and the key table belong to the caller and are
+//! reached through [`ResponderEnv`]; everything the caller must do is pushed
+//! as a [`ResponderAction`].
+
+pub mod resources;
+
+use crate::proto::aeth::{NakCode, RnrTimer, Syndrome};
+use crate::proto::psn::Psn;
+pub use crate::proto::transport::{RequestOp, RequestPacket};
+use crate::proto::opcode::Position;
+use crate::proto::transport::{
+    msn_next, ActionSink, AtomicArgs, CompletionStatus, Mtu, RemoteAccess, RemoteRange,
+};
+use resources::{ReadReply, ResourceKind, ResourceRing, ResponderResource};
+
+/// Largest DMA length a RETH may carry (2^31).
+pub const MAX_RETH_LEN: u32 = 1 << 31;
+
+/// Remote access the QP grants (`qp_access_flags`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AccessFlags {
+    /// IB_ACCESS_REMOTE_READ.
+    pub remote_read: bool,
+    /// IB_ACCESS_REMOTE_WRITE.
+    pub remote_write: bool,
+    /// IB_ACCESS_REMOTE_ATOMIC.
+    pub remote_atomic: bool,
+}
+
+impl AccessFlags {
+    /// Every remote access allowed.
+    pub const ALL: AccessFlags = AccessFlags {
+        remote_read: true,
+        remote_write: true,
+        remote_atomic: true,
+    };
+}
+
+/// Responder attributes from `modify_qp`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ResponderConfig {
+    /// Path MTU.
+    pub mtu: Mtu,
+    /// First PSN expected (`rq_psn`).
+    pub rq_psn: Psn,
+    /// RNR timer code sent in RNR NAKs.
+    pub min_rnr_timer: RnrTimer,
+    /// `max_dest_rd_atomic`: READ/atomic requests remembered for replay.
+    pub max_dest_rd_atomic: u32,
+    /// Remote access the QP grants.
+    pub access: AccessFlags,
+}
+
+/// The key table refused an access (rkey unknown, no permission, out of range).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AccessError;
+
+/// What the responder asks of the driver while deciding on a packet.
+pub trait ResponderEnv {
+    /// Capacity in bytes of the receive WQE at the head of the RQ/SRQ, or
+    /// `None` if there is none. Does not consume it.
+    fn receive_wqe(&mut self) -> Option<u32>;
+
+    /// Whether the key table lets this QP access `range` as `access`.
+    fn check_access(&mut self, range: &RemoteRange, access: RemoteAccess) -> Result<(), AccessError>;
+
+    /// Executes an atomic at `args.va` and returns the original value.
+    fn execute_atomic(&mut self, args: &AtomicArgs) -> Result<u64, AccessError>;
+}
+
+/// Where a payload is placed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlaceTarget {
+    /// Into the current receive WQE's buffers, at this byte offset.
+    Receive {
+        /// Byte offset within the message.
+        offset: u32,
+    },
+    /// Into registered memory at `va` under `rkey`.
+    Memory {
+        /// Remote virtual address.
+        va: u64,
+        /// Remote key.
+        rkey: u32,
+    },
+}
+
+/// Why the responder dropped a packet; names follow the rxe counters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DropReason {
+    /// A PSN before `expected_psn` (counter `duplicate_request`).
+    DuplicateRequest,
+    /// A PSN after `expected_psn` (counter `out_of_seq_request` on the NAK).
+    OutOfSeqRequest,
+    /// No receive WQE: answered with an RNR NAK (counter `send_rnr_err`).
+    ReceiverNotReady,
+    /// A duplicate READ/atomic with no matching responder resource, or a
+    /// READ that is not a subset of the original.
+    NoResource,
+    /// The QP is in ERROR.
+    QpError,
+    /// The packet caused a NAK that moved the QP to ERROR.
+    Invalid,
+}
+
+/// One thing the caller must do for the responder.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResponderAction {
+    /// Take the receive WQE at the head of the RQ/SRQ for the message now
+    /// starting; it is completed by a later `CompleteReceive`.
+    ConsumeReceiveWqe,
+    /// Copy `len` bytes of the packet's payload, from `payload_offset`, to
+    /// `target`.
+    Place {
+        /// Destination.
+        target: PlaceTarget,
+        /// Bytes to copy.
+        len: u32,
+        /// Offset in the packet's payload.
+        payload_offset: u32,
+    },
+    /// Complete the consumed receive WQE.
+    CompleteReceive {
+        /// Message length.
+        len: u32,
+        /// Immediate data, if any.
+        imm: Option<u32>,
+        /// Rkey to invalidate (SEND_WITH_INVALIDATE), if any.
+        invalidate_rkey: Option<u32>,
+        /// Whether this completes an RDMA WRITE with immediate.
+        write_with_imm: bool,
+        /// Completion status.
+        status: CompletionStatus,
+    },
+    /// Send an ACKNOWLEDGE packet.
+    SendAck {
+        /// BTH PSN.
+        psn: Psn,
+        /// AETH syndrome.
+        syndrome: Syndrome,
+        /// AETH MSN.
+        msn: u32,
+    },
+    /// Send an ATOMIC_ACKNOWLEDGE carrying the original value.
+    SendAtomicAck {
+        /// BTH PSN (the request's).
+        psn: Psn,
+        /// Original value at the target.
+        orig: u64,
+        /// AETH MSN.
+        msn: u32,
+    },
+    /// Send every packet of this READ reply, in order, before answering the
+    /// next request.
+    SendReadResponses(ReadReply),
+    /// The packet was dropped (after any ACK/NAK listed before this action).
+    Drop {
+        /// Why.
+        reason: DropReason,
+    },
+    /// Move the QP to ERROR; `status` is the completion status of the error.
+    EnterError {
+        /// Status describing the error.
+        status: CompletionStatus,
+    },
+}
+
+/// Responder counters, named like rxe's hw counters where one exists.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ResponderCounters {
+    /// `duplicate_request`.
+    pub duplicate_request: u64,
+    /// `out_of_seq_request`: gaps answered with a NAK.
+    pub out_of_seq_request: u64,
+    /// Packets dropped silently after the gap NAK was sent (no rxe counter).
+    pub out_of_seq_dropped: u64,
+    /// `send_rnr_err`: RNR NAKs sent.
+    pub send_rnr_err: u64,
+    /// Messages completed.
+    pub messages: u64,
+}
+
+/// The responder's message-reassembly state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Message {
+    /// Between messages.
+    Idle,
+    /// Inside a multi-packet SEND; `offset` bytes received so far.
+    Send {
+        offset: u32,
+        capacity: u32,
+    },
+    /// Inside a multi-packet WRITE.
+    Write {
+        va: u64,
+        rkey: u32,
+        resid: u32,
+        total: u32,
+    },
+}
+
+/// The ACK coalescing policy: acknowledge a SEND/WRITE packet only when its
+/// AckReq bit is set (rxe's policy; the requester sets it on the last packet
+/// of each message and every so many packets).
+pub fn should_ack(pkt: &RequestPacket) -> bool {
+    pkt.ack_req
+}
+
+/// A failure that NAKs the packet and moves the QP to ERROR.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Fatal {
+    nak: NakCode,
+    status: CompletionStatus,
+}
+
+const INVALID: Fatal = Fatal {
+    nak: NakCode::InvalidRequest,
+    status: CompletionStatus::RemoteInvalidRequestError,
+};
+
+const ACCESS: Fatal = Fatal {
+    nak: NakCode::RemoteAccessError,
+    status: CompletionStatus::RemoteAccessError,
+};
+
+/// One RC QP's responder. `R` bounds the responder-resource ring.
+#[derive(Debug)]
+pub struct Responder<const R: usize> {
+    config: ResponderConfig,
+    expected_psn: Psn,
+    ack_psn: Psn,
+    msn: u32,
+    sent_psn_nak: bool,
+    message: Message,
+    resources: ResourceRing<R>,
+    error: bool,
+    counters: ResponderCounters,
+}
+
+impl<const R: usize> Responder<R> {
+    /// A responder in RTR with the given attributes.
+    pub fn new(config: ResponderConfig) -> Self {
+        Responder {
+            config,
+            expected_psn: config.rq_psn,
+            ack_psn: config.rq_psn,
+            msn: 0,
+            sent_psn_nak: false,
+            message: Message::Idle,
+            resources: ResourceRing::new(config.max_dest_rd_atomic),
+            error: false,
+            counters: ResponderCounters::default(),
+        }
+    }
+
+    /// The PSN the responder expects next (`resp.psn`).
+    pub fn expected_psn(&self) -> Psn {
+        self.expected_psn
+    }
+
+    /// Last executed PSN + 1 (`resp.ack_psn`).
+    pub fn ack_psn(&self) -> Psn {
+        self.ack_psn
+    }
+
+    /// The message sequence number (24 bits).
+    pub fn msn(&self) -> u32 {
+        self.msn
+    }
+
+    /// Whether a gap NAK was sent since the last in-order packet.
+    pub fn sent_psn_nak(&self) -> bool {
+        self.sent_psn_nak
+    }
+
+    /// Whether the QP is in ERROR.
+    pub fn is_error(&self) -> bool {
+        self.error
+    }
+
+    /// Whether a multi-packet message is half received.
+    pub fn in_message(&self) -> bool {
+        self.message != Message::Idle
+    }
+
+    /// The counters.
+    pub fn counters(&self) -> &ResponderCounters {
+        &self.counters
+    }
+
+    /// Moves the QP to ERROR from outside (modify_qp); nothing is sent.
+    pub fn set_error(&mut self) {
+        self.error = true;
+    }
+
+    /// Processes one request packet.
+    pub fn step(
+        &mut self,
+        pkt: &RequestPacket,
+        env: &mut impl ResponderEnv,
+        out: &mut impl ActionSink<ResponderAction>,
+    ) {
+        if self.error {
+            out.push(ResponderAction::Drop {
+                reason: DropReason::QpError,
+            });
+            return;
+        }
+        // Stage 1: the three-way PSN check.
+        let diff = pkt.psn.diff(self.expected_psn);
+        if diff > 0 {
+            self.gap(out);
+            return;
+        }
+        if diff < 0 {
+            self.duplicate(pkt, env, out);
+            return;
+        }
+        self.sent_psn_nak = false;
+        if let Err(fatal) = self.in_order(pkt, env, out) {
+            self.fail(pkt.psn, fatal, out);
+        }
+    }
+
+    /// A PSN after the expected one: one NAK naming `expected_psn`, then drops.
+    fn gap(&mut self, out: &mut impl ActionSink<ResponderAction>) {
+        if !self.sent_psn_nak {
+            self.sent_psn_nak = true;
+            self.counters.out_of_seq_request += 1;
+            out.push(ResponderAction::SendAck {
+                psn: self.expected_psn,
+                syndrome: Syndrome::Nak(NakCode::PsnSequenceError),
+                msn: self.msn,
+            });
+        } else {
+            self.counters.out_of_seq_dropped += 1;
+        }
+        out.push(ResponderAction::Drop {
+            reason: DropReason::OutOfSeqRequest,
+        });
+    }
+
+    /// A PSN before the expected one: answer again without executing again.
+    fn duplicate(
+        &mut self,
+        pkt: &RequestPacket,
+        env: &mut impl ResponderEnv,
+        out: &mut impl ActionSink<ResponderAction>,
+    ) {
+        self.counters.duplicate_request += 1;
+        match pkt.op {
+            RequestOp::Send | RequestOp::Write => {
+                out.push(ResponderAction::SendAck {
+                    psn: self.ack_psn.sub(1),
+                    syndrome: Syndrome::ACK,
+                    msn: self.msn,
+                });
+            }
+            RequestOp::Read => {
+                if let Some(reply) = self.replay_read(pkt, env) {
+                    out.push(ResponderAction::SendReadResponses(reply));
+                    return;
+                }
+                out.push(ResponderAction::Drop {
+                    reason: DropReason::NoResource,
+                });
+                return;
+            }
+            RequestOp::Atomic => {
+                if let Some(res) = self.resources.find(pkt.psn) {
+                    if let ResourceKind::Atomic { orig } = res.kind {
+                        if res.first_psn == pkt.psn {
+                            out.push(ResponderAction::SendAtomicAck {
+                                psn: pkt.psn,
+                                orig,
+                                msn: self.msn,
+                            });
+                            return;
+                        }
+                    }
+                }
+                out.push(ResponderAction::Drop {
+                    reason: DropReason::NoResource,
+                });
+                return;
+            }
+            RequestOp::Unsupported => {}
+        }
+        out.push(ResponderAction::Drop {
+            reason: DropReason::DuplicateRequest,
+        });
+    }
+
+    /// The reply to a duplicate READ, if its resource is still remembered and
+    /// the request is a subset of the original.
+    fn replay_read(&self, pkt: &RequestPacket, env: &mut impl ResponderEnv) -> Option<ReadReply> {
+        let res = self.resources.find(pkt.psn)?;
+        let ResourceKind::Read { range: orig } = res.kind else {
+            return None;
+        };
+        let range = pkt.reth?;
+        if !orig.contains(&range) {
+            return None;
+        }
+        // The replay must fit the PSNs the original request reserved.
+        let slots = res.last_psn.distance_from(pkt.psn).checked_add(1)?;
+        if self.config.mtu.packets(range.len) > slots {
+            return None;
+        }
+        if range.len != 0 && env.check_access(&range, RemoteAccess::Read).is_err() {
+            return None;
+        }
+        let replay = pkt.psn != res.first_psn;
+        Some(ReadReply::new(pkt.psn, range, self.config.mtu, replay, self.msn))
+    }
+
+    /// Stages 2-4 for an in-order packet.
+    fn in_order(
+        &mut self,
+        pkt: &RequestPacket,
+        env: &mut impl ResponderEnv,
+        out: &mut impl ActionSink<ResponderAction>,
+    ) -> Result<(), Fatal> {
+        self.check_sequence(pkt)?;
+        self.check_length(pkt)?;
+        match pkt.op {
+            RequestOp::Send => self.execute_send(pkt, env, out),
+            RequestOp::Write => self.execute_write(pkt, env, out),
+            RequestOp::Read => self.execute_read(pkt, env, out),
+            RequestOp::Atomic => self.execute_atomic(pkt, env, out),
+            RequestOp::Unsupported => Err(INVALID),
+        }
+    }
+
+    /// Stage 2: FIRST/MIDDLE/LAST legality against the message in progress,
+    /// and the QP's access flags.
+    fn check_sequence(&self, pkt: &RequestPacket) -> Result<(), Fatal> {
+        let legal = match (self.message, pkt.op) {
+            (Message::Idle, _) => pkt.position.starts(),
+            (Message::Send { .. }, RequestOp::Send) | (Message::Write { .. }, RequestOp::Write) => {
+                !pkt.position.starts()
+            }
+            _ => false,
+        };
+        if !legal {
+            return Err(INVALID);
+        }
+        let access = self.config.access;
+        let allowed = match pkt.op {
+            RequestOp::Send => true,
+            RequestOp::Write => access.remote_write,
+            RequestOp::Read => access.remote_read && self.resources.size() > 0,
+            RequestOp::Atomic => access.remote_atomic && self.resources.size() > 0,
+            RequestOp::Unsupported => false,
+        };
+        if allowed {
+            Ok(())
+        } else {
+            Err(INVALID)
+        }
+    }
+
+    /// Stage 2: the payload length rules.
+    fn check_length(&self, pkt: &RequestPacket) -> Result<(), Fatal> {
+        let mtu = self.config.mtu.bytes();
+        let len = pkt.payload_len;
+        let ok = match pkt.op {
+            RequestOp::Send | RequestOp::Write => match pkt.position {
+                Position::First | Position::Middle => len == mtu,
+                Position::Last => len >= 1 && len <= mtu,
+                Position::Only => len <= mtu,
+            },
+            RequestOp::Read | RequestOp::Atomic | RequestOp::Unsupported => len == 0,
+        };
+        if !ok {
+            return Err(INVALID);
+        }
+        match pkt.reth {
+            Some(reth) if reth.len > MAX_RETH_LEN => Err(INVALID),
+            _ => Ok(()),
+        }
+    }
+
+    /// Asks for a receive WQE; `None` means an RNR NAK was sent.
+    fn take_receive_wqe(
+        &mut self,
+        pkt: &RequestPacket,
+        env: &mut impl ResponderEnv,
+        out: &mut impl ActionSink<ResponderAction>,
+    ) -> Option<u32> {
+        match env.receive_wqe() {
+            Some(capacity) => Some(capacity),
+            None => {
+                self.counters.send_rnr_err += 1;
+                out.push(ResponderAction::SendAck {
+                    psn: pkt.psn,
+                    syndrome: Syndrome::RnrNak {
+                        timer: self.config.min_rnr_timer,
+                    },
+                    msn: self.msn,
+                });
+                out.push(ResponderAction::Drop {
+                    reason: DropReason::ReceiverNotReady,
+                });
+                None
+            }
+        }
+    }
+
+    fn execute_send(
+        &mut self,
+        pkt: &RequestPacket,
+        env: &mut impl ResponderEnv,
+        out: &mut impl ActionSink<ResponderAction>,
+    ) -> Result<(), Fatal> {
+        let (offset, capacity) = match self.message {
+            Message::Send { offset, capacity } => (offset, capacity),
+            _ => {
+                let Some(capacity) = self.take_receive_wqe(pkt, env, out) else {
+                    return Ok(());
+                };
+                out.push(ResponderAction::ConsumeReceiveWqe);
+                self.message = Message::Send {
+                    offset: 0,
+                    capacity,
+                };
+                (0, capacity)
+            }
+        };
+        let end = offset.checked_add(pkt.payload_len).ok_or(INVALID)?;
+        if end > capacity {
+            return Err(Fatal {
+                nak: NakCode::InvalidRequest,
+                status: CompletionStatus::LocalLengthError,
+            });
+        }
+        if pkt.payload_len > 0 {
+            out.push(ResponderAction::Place {
+                target: PlaceTarget::Receive { offset },
+                len: pkt.payload_len,
+                payload_offset: 0,
+            });
+        }
+        if pkt.position.ends() {
+            self.message = Message::Idle;
+            out.push(ResponderAction::CompleteReceive {
+                len: end,
+                imm: pkt.imm,
+                invalidate_rkey: pkt.invalidate_rkey,
+                write_with_imm: false,
+                status: CompletionStatus::Success,
+            });
+            self.end_message();
+        } else {
+            self.message = Message::Send {
+                offset: end,
+                capacity,
+            };
+        }
+        self.advance(pkt, out);
+        Ok(())
+    }
+
+    fn execute_write(
+        &mut self,
+        pkt: &RequestPacket,
+        env: &mut impl ResponderEnv,
+        out: &mut impl ActionSink<ResponderAction>,
+    ) -> Result<(), Fatal> {
+        let (va, rkey, resid, total) = match self.message {
+            Message::Write {
+                va,
+                rkey,
+                resid,
+                total,
+            } => (va, rkey, resid, total),
+            _ => {
+                let reth = pkt.reth.ok_or(INVALID)?;
+                if reth.len > 0 && env.check_access(&reth, RemoteAccess::Write).is_err() {
+                    return Err(ACCESS);
+                }
+                (reth.va, reth.rkey, reth.len, reth.len)
+            }
+        };
+        // While more than one MTU remains the packet carries exactly an MTU
+        // and is not the last; then exactly the residue, in a LAST/ONLY.
+        let mtu = self.config.mtu.bytes();
+        let fits = if resid > mtu {
+            pkt.payload_len == mtu && !pkt.position.ends()
+        } else {
+            pkt.payload_len == resid && pkt.position.ends()
+        };
+        if !fits {
+            return Err(INVALID);
+        }
+        if pkt.position.ends() && pkt.imm.is_some() {
+            // WRITE_WITH_IMMEDIATE consumes a receive WQE at its last packet.
+            if self.take_receive_wqe(pkt, env, out).is_none() {
+                return Ok(());
+            }
+            out.push(ResponderAction::ConsumeReceiveWqe);
+        }
+        if pkt.payload_len > 0 {
+            out.push(ResponderAction::Place {
+                target: PlaceTarget::Memory { va, rkey },
+                len: pkt.payload_len,
+                payload_offset: 0,
+            });
+        }
+        if pkt.position.ends() {
+            self.message = Message::Idle;
+            if pkt.imm.is_some() {
+                out.push(ResponderAction::CompleteReceive {
+                    len: total,
+                    imm: pkt.imm,
+                    invalidate_rkey: None,
+                    write_with_imm: true,
+                    status: CompletionStatus::Success,
+                });
+            }
+            self.end_message();
+        } else {
+            self.message = Message::Write {
+                va: va.wrapping_add(u64::from(pkt.payload_len)),
+                rkey,
+                resid: resid - pkt.payload_len,
+                total,
+            };
+        }
+        self.advance(pkt, out);
+        Ok(())
+    }
+
+    fn execute_read(
+        &mut self,
+        pkt: &RequestPacket,
+        env: &mut impl ResponderEnv,
+        out: &mut impl ActionSink<ResponderAction>,
+    ) -> Result<(), Fatal> {
+        let range = pkt.reth.ok_or(INVALID)?;
+        if range.len > 0 && env.check_access(&range, RemoteAccess::Read).is_err() {
+            return Err(ACCESS);
+        }
+        self.msn = msn_next(self.msn);
+        self.counters.messages += 1;
+        let reply = ReadReply::new(pkt.psn, range, self.config.mtu, false, self.msn);
+        let end = reply.end_psn();
+        self.resources.insert(ResponderResource {
+            first_psn: pkt.psn,
+            last_psn: end.sub(1),
+            kind: ResourceKind::Read { range },
+        });
+        self.expected_psn = end;
+        self.ack_psn = end;
+        out.push(ResponderAction::SendReadResponses(reply));
+        Ok(())
+    }
+
+    fn execute_atomic(
+        &mut self,
+        pkt: &RequestPacket,
+        env: &mut impl ResponderEnv,
+        out: &mut impl ActionSink<ResponderAction>,
+    ) -> Result<(), Fatal> {
+        let args = pkt.atomic.ok_or(INVALID)?;
+        if args.va % 8 != 0 {
+            return Err(INVALID);
+        }
+        let range = RemoteRange {
+            va: args.va,
+            rkey: args.rkey,
+            len: 8,
+        };
+        if env.check_access(&range, RemoteAccess::Atomic).is_err() {
+            return Err(ACCESS);
+        }
+        let orig = env.execute_atomic(&args).map_err(|_| ACCESS)?;
+        self.resources.insert(ResponderResource {
+            first_psn: pkt.psn,
+            last_psn: pkt.psn,
+            kind: ResourceKind::Atomic { orig },
+        });
+        self.end_message();
+        self.expected_psn = pkt.psn.next();
+        self.ack_psn = self.expected_psn;
+        out.push(ResponderAction::SendAtomicAck {
+            psn: pkt.psn,
+            orig,
+            msn: self.msn,
+        });
+        Ok(())
+    }
+
+    fn end_message(&mut self) {
+        self.msn = msn_next(self.msn);
+        self.counters.messages += 1;
+    }
+
+    /// After a SEND/WRITE packet executed: move the PSNs on and ACK if asked.
+    fn advance(&mut self, pkt: &RequestPacket, out: &mut impl ActionSink<ResponderAction>) {
+        self.expected_psn = pkt.psn.next();
+        self.ack_psn = self.expected_psn;
+        if should_ack(pkt) {
+            out.push(ResponderAction::SendAck {
+                psn: pkt.psn,
+                syndrome: Syndrome::ACK,
+                msn: self.msn,
+            });
+        }
+    }
+
+    /// NAK `psn` with the failure's code, complete any half-received receive
+    /// WQE with its status, and move to ERROR.
+    fn fail(&mut self, psn: Psn, fatal: Fatal, out: &mut impl ActionSink<ResponderAction>) {
+        out.push(ResponderAction::SendAck {
+            psn,
+            syndrome: Syndrome::Nak(fatal.nak),
+            msn: self.msn,
+        });
+        if let Message::Send { offset, .. } = self.message {
+            out.push(ResponderAction::CompleteReceive {
+                len: offset,
+                imm: None,
+                invalidate_rkey: None,
+                write_with_imm: false,
+                status: fatal.status,
+            });
+        }
+        self.message = Message::Idle;
+        self.error = true;
+        out.push(ResponderAction::Drop {
+            reason: DropReason::Invalid,
+        });
+        out.push(ResponderAction::EnterError {
+            status: fatal.status,
+        });
+    }
+}
