@@ -1,8 +1,9 @@
 # Shared settings for the rxe-rs scripts (sourced, not run).
 RXE_CACHE=${RXE_CACHE:-/var/cache/rxe-rs}
-export PATH=/usr/lib/llvm-19/bin:$PATH
+export PATH=/usr/lib/llvm-19/bin:$HOME/.cargo/bin:$PATH
 export RUSTC=/usr/bin/rustc
 export BINDGEN=$RXE_CACHE/bindgen/bin/bindgen
+VNG=$RXE_CACHE/venv/bin/vng
 
 phase_start() { eval "_phase_$1=\$(date +%s)"; echo "== phase $1: start"; }
 phase_end() {

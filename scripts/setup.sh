@@ -33,7 +33,7 @@ if [ ! -f "$RXE_CACHE/.apt-done" ]; then
         rustc-web rust-web-src clang-19 lld-19 llvm-19 libclang-19-dev \
         bc bison flex libelf-dev libssl-dev cpio kmod rsync xz-utils zstd \
         ibverbs-utils ibverbs-providers rdma-core rdmacm-utils perftest iproute2 iputils-ping \
-        python3-pyverbs libibverbs-dev librdmacm-dev busybox-static udev \
+        python3-pyverbs python3-venv libibverbs-dev librdmacm-dev busybox-static udev tcpdump \
         >/dev/null
     apt-get install -y -qq --no-install-recommends -t bookworm-backports qemu-system-x86 >/dev/null
     apt-get install -y -qq --no-install-recommends -t trixie-backports linux-source-7.3 >/dev/null
@@ -45,8 +45,10 @@ phase_start tools
 if [ ! -x "$RXE_CACHE/bindgen/bin/bindgen" ]; then
     cargo install --quiet bindgen-cli --version 0.72.1 --locked --root "$RXE_CACHE/bindgen"
 fi
-if ! command -v vng >/dev/null 2>&1; then
-    pip install --quiet virtme-ng==1.42 || pip install --quiet virtme-ng
+if [ ! -x "$VNG" ]; then
+    rm -rf "$RXE_CACHE/venv"
+    python3 -m venv "$RXE_CACHE/venv"
+    "$RXE_CACHE/venv/bin/pip" install --quiet virtme-ng==1.42
 fi
 mkdir -p /lib/modules
 phase_end tools

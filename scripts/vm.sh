@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Boot the cached test kernel under QEMU (TCG: KVM guests hang on these
+# machines) with the host's root filesystem, run one guest script, and check
+# the guest's kernel log.
+#
+#   scripts/vm.sh LOGDIR GUEST-SCRIPT [ARGS...]
+#
+# LOGDIR is writable in the guest (as /tmp/rxe-logs is not: the root is
+# read-only there). The guest script's stdout/stderr and the kernel log end up
+# in LOGDIR. Exit status: the guest script's, or 1 if it did not finish or
+# the kernel log shows an oops, BUG, WARNING, KASAN report, lockdep splat,
+# RCU stall, hung task or memory leak.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+. "$here/scripts/lib.sh"
+
+logdir=$(mkdir -p "$1" && cd "$1" && pwd); shift
+script=$(cd "$(dirname "$1")" && pwd)/$(basename "$1"); shift
+kdir=$(readlink -f "${KDIR:-$RXE_CACHE/kernel}")
+[ -f "$kdir/arch/x86/boot/bzImage" ] || { echo "no kernel in $kdir: run scripts/setup.sh" >&2; exit 1; }
+mkdir -p /lib/modules
+rm -f "$logdir/guest.status" "$logdir/dmesg.txt"
+
+# The guest wrapper records the script's status and the kernel log.
+wrapper="$logdir/.guest-wrapper.sh"
+cat > "$wrapper" <<WRAP
+#!/bin/bash
+export RXE_REPO='$here' RXE_LOGDIR='$logdir' RXE_KDIR='$kdir'
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+cd '$here'
+bash '$script' $(printf '%q ' "$@") > '$logdir/guest.log' 2>&1
+echo \$? > '$logdir/guest.status'
+dmesg > '$logdir/dmesg.txt'
+WRAP
+chmod +x "$wrapper"
+
+timeout_s=${RXE_VM_TIMEOUT:-3000}
+set +e
+timeout --kill-after=30 "$timeout_s" "$VNG" --run "$kdir" --user root --disable-kvm \
+    --cpus "${RXE_VM_CPUS:-2}" --memory "${RXE_VM_MEMORY:-3G}" \
+    --rwdir "$logdir" --exec "$wrapper" ${RXE_VNG_OPTS:-} > "$logdir/console.log" 2>&1
+vm_rc=$?
+set -e
+
+cat "$logdir/guest.log" 2>/dev/null || true
+if [ ! -f "$logdir/guest.status" ]; then
+    echo "vm: the guest did not finish (vng exit $vm_rc); console log:" >&2
+    tail -40 "$logdir/console.log" >&2
+    exit 1
+fi
+status=$(cat "$logdir/guest.status")
+if "$here/scripts/check-dmesg.sh" "$logdir/dmesg.txt"; then
+    echo "vm: kernel log clean"
+else
+    echo "vm: kernel log shows a problem (see $logdir/dmesg.txt)"
+    [ "$status" != 0 ] || status=1
+fi
+exit "$status"

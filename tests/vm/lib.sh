@@ -1,0 +1,105 @@
+# Helpers for guest tests (sourced). Every test runs against one driver,
+# named by RXE_DRIVER: "rust" (our rdma_rxe.ko) or "c" (the in-tree one).
+# Both have the module name rdma_rxe; rxe_use_driver makes modprobe find the
+# one asked for.
+
+: "${RXE_DRIVER:?RXE_DRIVER must be rust or c}"
+: "${RXE_REPO:?}" "${RXE_LOGDIR:?}"
+RXE_KO=${RXE_KO:-$RXE_REPO/rdma_rxe.ko}
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+skip() { echo "SKIP: $*" >&2; exit 4; }
+note() { echo "  $*"; }
+
+# expect DESCRIPTION COMMAND...: run COMMAND, fail the test if it fails.
+expect() {
+    local what=$1; shift
+    if ! "$@" > /tmp/expect.out 2>&1; then
+        cat /tmp/expect.out >&2
+        fail "$what"
+    fi
+    note "ok: $what"
+}
+
+# expect_not DESCRIPTION COMMAND...: fail the test if COMMAND succeeds.
+expect_not() {
+    local what=$1; shift
+    if "$@" > /tmp/expect.out 2>&1; then
+        cat /tmp/expect.out >&2
+        fail "$what"
+    fi
+    note "ok: $what"
+}
+
+# wait_for SECONDS COMMAND...: retry COMMAND until it succeeds.
+wait_for() {
+    local t=$1; shift
+    local end=$(( $(date +%s) + t ))
+    until "$@" >/dev/null 2>&1; do
+        [ "$(date +%s)" -lt "$end" ] || return 1
+        sleep 0.2
+    done
+}
+
+# Make `modprobe rdma_rxe` load the driver named by $1 (default RXE_DRIVER):
+# ours is installed under updates/, which depmod ranks above the in-tree one.
+rxe_use_driver() {
+    local which=${1:-$RXE_DRIVER} kver moddir orig
+    kver=$(uname -r)
+    moddir=/lib/modules/$kver
+    if [ -L "$moddir" ]; then
+        orig=$(readlink -f "$moddir")
+        rm "$moddir"
+        mkdir "$moddir"
+        cp -a "$orig/." "$moddir/"
+    fi
+    rm -rf "$moddir/updates"
+    if [ "$which" = rust ]; then
+        mkdir -p "$moddir/updates"
+        cp "$RXE_KO" "$moddir/updates/rdma_rxe.ko"
+    fi
+    depmod -a "$kver"
+}
+
+# Is the loaded (or, if none, the modprobe-able) rdma_rxe the one asked for?
+rxe_driver_is() {
+    local desc
+    desc=$(modinfo -F description rdma_rxe 2>/dev/null)
+    case $1 in
+        rust) [[ $desc == *Rust* ]] ;;
+        c) [[ -n $desc && $desc != *Rust* ]] ;;
+    esac
+}
+
+rxe_load() { modprobe rdma_rxe; }
+
+# Remove every rxe device, then the module.
+rxe_unload() {
+    local d
+    for d in $(rdma link show 2>/dev/null | sed -n 's/^link \([^/]*\)\/.*/\1/p'); do
+        rdma link del "$d" 2>/dev/null || true
+    done
+    modprobe -r rdma_rxe 2>/dev/null || true
+    ! lsmod | grep -q '^rdma_rxe '
+}
+
+# A veth pair veth-a <-> veth-b with fixed MACs (so GUIDs are the same for
+# both drivers) and 10.0.0.1/24, 10.0.0.2/24, both up.
+veth_pair() {
+    ip link add veth-a address 02:00:00:00:00:0a type veth peer name veth-b address 02:00:00:00:00:0b
+    ip addr add 10.0.0.1/24 dev veth-a
+    ip addr add 10.0.0.2/24 dev veth-b
+    ip link set veth-a up
+    ip link set veth-b up
+}
+
+# Does `rdma link show` show DEV/1 in STATE (ACTIVE or DOWN)?
+link_state_is() {
+    rdma link show "$1/1" 2>/dev/null | grep -q "state $2 "
+}
+
+# Is something listening on UDP 4791 (in the current namespace)?
+# $1: "" for any, -4 or -6.
+roce_port_listening() {
+    ss -Huln ${1:-} sport = :4791 | grep -q ':4791'
+}
