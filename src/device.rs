@@ -47,22 +47,35 @@ pub(crate) struct RxeDevice {
 // the rest is atomics or data that is immutable after registration.
 unsafe impl Sync for RxeDevice {}
 
+kernel::sync::global_lock! {
+    // SAFETY: Initialised by `init` in module init before first use.
+    unsafe(uninit) static NEWLINK_LOCK: Mutex<()> = ();
+}
+
+/// Prepares device creation.
+///
+/// # Safety
+///
+/// Called once, from module init, before the link type is registered.
+pub(crate) unsafe fn init() {
+    // SAFETY: Called once, before any use of the lock.
+    unsafe { NEWLINK_LOCK.init() };
+}
+
 /// Handles `rdma link add NAME type rxe netdev DEV`.
 pub(crate) fn newlink(name: &CStr, ndev: &NetDevice) -> Result {
     if ndev.is_vlan() {
         pr_err!("rxe creation allowed on top of a real device only\n");
         return Err(EPERM);
     }
+    // One device per netdev: the check and the registration are one step.
+    let _serial = NEWLINK_LOCK.lock();
     if ib::device_of_netdev(ndev).is_some() {
         pr_err!("rxe already configured on this netdev\n");
         return Err(EEXIST);
     }
 
     let net = ndev.net();
-    netns::acquire_sockets(net)?;
-    // From here on the socket use belongs to the device: `release` gives it
-    // back on every path, including a failed registration.
-
     let mac = ndev.mac().unwrap_or_else(crate::sys::random_mac);
     let guid = params::eui64_from_mac(mac);
     let identity = DeviceIdentity {
@@ -71,11 +84,15 @@ pub(crate) fn newlink(name: &CStr, ndev: &NetDevice) -> Result {
     };
     let mtu = IbMtu::for_netdev_mtu(ndev.mtu());
     ib::create_device(name, ndev, identity, |rxe| {
+        netns::acquire_sockets(net)?;
+        // From here on the socket use belongs to the device: `release`
+        // gives it back on every path, including a failed registration.
         rxe.attr = device_attr(guid);
         rxe.port_attr = port_attr();
         rxe.active_mtu = AtomicU32::new(mtu as u32);
         rxe.netns = net.as_ptr();
         rxe.holds_sockets = AtomicBool::new(true);
+        Ok(())
     })
 }
 

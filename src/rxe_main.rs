@@ -44,6 +44,8 @@ struct RxeModule;
 
 impl kernel::Module for RxeModule {
     fn init(_module: &'static ThisModule) -> Result<Self> {
+        // SAFETY: Module init runs once, before the link type is registered.
+        unsafe { device::init() };
         // SAFETY: Module init runs once; `exit` in `drop` balances it.
         unsafe { netns::init() }?;
         // SAFETY: Registered once here, unregistered in `drop`.

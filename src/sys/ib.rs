@@ -60,13 +60,14 @@ pub(crate) struct DeviceIdentity {
 }
 
 /// Allocates an [`RxeDevice`] through ib_core, lets `init` fill the driver
-/// part, binds it to `ndev` and registers it as `name`. On failure the
-/// device is freed again (`dealloc_driver` runs, as for any device).
+/// part, binds it to `ndev` and registers it as `name`. On failure,
+/// including a failing `init`, the device is freed again (`dealloc_driver`
+/// runs, as for any device).
 pub(crate) fn create_device(
     name: &CStr,
     ndev: &NetDevice,
     identity: DeviceIdentity,
-    init: impl FnOnce(&mut RxeDevice),
+    init: impl FnOnce(&mut RxeDevice) -> Result,
 ) -> Result {
     const { assert!(core::mem::offset_of!(RxeDevice, ib) == 0) };
     // SAFETY: `init_net` is the initial namespace, which lives forever; the
@@ -84,10 +85,31 @@ pub(crate) fn create_device(
     // SAFETY: The allocation is zeroed and sized for `RxeDevice`, whose
     // driver fields are all valid when zero; nobody else sees it until it is
     // registered below.
-    init(unsafe { &mut *rxe });
+    let res = init(unsafe { &mut *rxe }).and_then(|()| {
+        // SAFETY: `ib` is a fresh, unregistered device owned by this thread.
+        unsafe { fill_and_register(ib, name, ndev, identity) }
+    });
+    if res.is_err() {
+        // SAFETY: Registration did not happen or failed, so the device is
+        // still ours to free; `dealloc_driver` runs from here.
+        unsafe { bindings::ib_dealloc_device(ib) };
+    }
+    res
+}
 
-    // SAFETY: `ib` is a fresh, unregistered device owned by this thread.
-    let res = unsafe {
+/// Sets the ib_device fields and ops of a new device and registers it.
+///
+/// # Safety
+///
+/// `ib` is a fresh, unregistered device owned by the caller.
+unsafe fn fill_and_register(
+    ib: *mut bindings::ib_device,
+    name: &CStr,
+    ndev: &NetDevice,
+    identity: DeviceIdentity,
+) -> Result {
+    // SAFETY: The caller owns the unregistered device.
+    unsafe {
         let dev = &mut *ib;
         let desc = b"rxe\0";
         for (dst, src) in dev.node_desc.iter_mut().zip(desc.iter()) {
@@ -106,13 +128,7 @@ pub(crate) fn create_device(
         bindings::ib_set_device_ops(ib, &ops);
         to_result(bindings::ib_device_set_netdev(ib, ndev.as_ptr(), 1))
             .and_then(|()| to_result(bindings::ib_register_device(ib, name.as_char_ptr(), core::ptr::null_mut())))
-    };
-    if res.is_err() {
-        // SAFETY: Registration failed, so the device is still ours to free;
-        // `dealloc_driver` runs from here.
-        unsafe { bindings::ib_dealloc_device(ib) };
     }
-    res
 }
 
 /// Looks up the rxe device bound to `ndev`, with a reference.
