@@ -10,4 +10,5 @@
 //! every byte is design/rxe-abi-and-wire.md §1.
 
 pub mod layout;
+pub mod queue;
 pub mod values;
