@@ -9,6 +9,10 @@
 //! `rdma_rxe.ko` and into the host crate in `host/`. The reference for
 //! every byte is design/rxe-abi-and-wire.md §1.
 
+pub mod cqe;
 pub mod layout;
 pub mod queue;
+pub mod recv_wqe;
+pub mod send_wqe;
+pub mod sge;
 pub mod values;
