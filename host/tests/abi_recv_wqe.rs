@@ -132,3 +132,12 @@ proptest! {
         prop_assert_eq!(w.sges.as_slice(), &sges[..]);
     }
 }
+
+#[test]
+fn recv_elem_sizes() {
+    assert_eq!(recv_elem_size(1), Some(56));
+    assert_eq!(recv_elem_size(27), Some(40 + 27 * 16));
+    assert_eq!(recv_elem_size(32), Some(552));
+    assert_eq!(recv_elem_size(33), None);
+    assert_eq!(recv_elem_size(u32::MAX), None);
+}

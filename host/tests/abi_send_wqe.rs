@@ -516,3 +516,35 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn sq_caps_follow_rxe() {
+    // Design §1.6 example: sge=1, inline=0 -> 224-byte element.
+    assert_eq!(sq_caps(1, 0), Some(SqCaps { elem_size: 224, max_send_sge: 1, max_inline_data: 16 }));
+    assert_eq!(sq_caps(2, 100), Some(SqCaps { elem_size: 308, max_send_sge: 6, max_inline_data: 100 }));
+    assert_eq!(sq_caps(32, 0), Some(SqCaps { elem_size: 720, max_send_sge: 32, max_inline_data: 512 }));
+    assert_eq!(sq_caps(0, 512), Some(SqCaps { elem_size: 720, max_send_sge: 32, max_inline_data: 512 }));
+    assert_eq!(sq_caps(0, 0), Some(SqCaps { elem_size: 208, max_send_sge: 0, max_inline_data: 0 }));
+    assert_eq!(sq_caps(33, 0), None);
+    assert_eq!(sq_caps(0, 513), None);
+    assert_eq!(sq_caps(u32::MAX, u32::MAX), None);
+    // A WQE that uses every reported cap fits in the slot the caps size.
+    for (nsge, inl) in [(1, 0), (3, 60), (32, 512), (0, 17)] {
+        let caps = sq_caps(nsge, inl).unwrap();
+        let geo = QueueGeometry::for_request(1, caps.elem_size, 64).unwrap().geometry;
+        let l = SendLimits {
+            qp_type: QpType::Rc,
+            max_sge: caps.max_send_sge,
+            max_inline: caps.max_inline_data,
+            slot_size: geo.elem_size(),
+            origin: Origin::User,
+        };
+        let sges = vec![sge(0, 1, 1); caps.max_send_sge as usize];
+        let mut slot = vec![0u8; geo.elem_size()];
+        write_send_wqe(&mut slot, &hdr(WrOpcode::Send, 0), &sges, None);
+        assert!(SendWqe::parse(&slot, &l).is_ok());
+        let data = vec![7u8; caps.max_inline_data as usize];
+        write_send_wqe(&mut slot, &hdr(WrOpcode::Send, send_flags::INLINE), &[], Some(&data));
+        assert!(SendWqe::parse(&slot, &l).is_ok());
+    }
+}

@@ -13,6 +13,16 @@ use super::values::WcStatus;
 
 pub use super::sge::SgeList;
 
+/// RQ/SRQ element size for `max_sge` SGEs: the 40-byte header plus 16
+/// bytes per SGE. `None` above 32 SGEs (SRQs are further limited to 27 by
+/// the device attributes).
+pub const fn recv_elem_size(max_sge: u32) -> Option<usize> {
+    if max_sge as usize > MAX_SGE {
+        return None;
+    }
+    Some(recv_wqe::SIZE + max_sge as usize * Sge::SIZE)
+}
+
 /// The queue-side limits a receive WQE is checked against.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RecvLimits {

@@ -26,6 +26,35 @@ pub const MAX_MSG_LEN: u64 = 1 << 31;
 /// Largest QP number (24 bits).
 pub const MAX_QPN: u32 = 0x00ff_ffff;
 
+/// SQ slot layout and the capabilities reported back for a QP (design
+/// §1.11).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SqCaps {
+    /// Element size to size the SQ with (before rounding to a power of two).
+    pub elem_size: usize,
+    /// `max_send_sge` to report (and validate against): the data area / 16.
+    pub max_send_sge: u32,
+    /// `max_inline_data` to report (and validate against): the data area.
+    pub max_inline_data: u32,
+}
+
+/// The SQ element size and reported caps for a QP asking for
+/// `max_send_sge` SGEs and `max_inline_data` inline bytes: the data area
+/// after the 208-byte header is `max(16 * sge, inline)`, and both caps are
+/// raised to fill it, as rxe does. `None` above 32 SGEs or 512 bytes.
+pub const fn sq_caps(max_send_sge: u32, max_inline_data: u32) -> Option<SqCaps> {
+    if max_send_sge as usize > MAX_SGE || max_inline_data as usize > MAX_INLINE_DATA {
+        return None;
+    }
+    let sge_area = max_send_sge * Sge::SIZE as u32;
+    let area = if sge_area > max_inline_data { sge_area } else { max_inline_data };
+    Some(SqCaps {
+        elem_size: send_wqe::SIZE + area as usize,
+        max_send_sge: area / Sge::SIZE as u32,
+        max_inline_data: area,
+    })
+}
+
 /// Who filled the send queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Origin {
