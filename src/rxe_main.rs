@@ -8,6 +8,7 @@
 
 use kernel::prelude::*;
 
+pub mod abi;
 mod device;
 mod netns;
 mod params;
