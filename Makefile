@@ -4,7 +4,7 @@
 # that scripts/build-kernel.sh builds; any CONFIG_RUST=y kernel build tree
 # built with the same rustc works. In-tree, Kbuild and Kconfig are used as is.
 
-RXE_CACHE ?= /var/cache/rxe-rs
+RXE_CACHE ?= /opt/rxe-rs
 KDIR ?= $(RXE_CACHE)/kernel
 RUSTC ?= /usr/bin/rustc
 BINDGEN ?= $(RXE_CACHE)/bindgen/bin/bindgen

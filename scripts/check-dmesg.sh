@@ -4,8 +4,8 @@
 # kmemleak finding.
 set -u
 log=$1
-pattern='Oops|BUG:|BUG |kernel BUG|WARNING:|KASAN|UBSAN|possible circular locking|possible recursive locking|inconsistent lock state|lockdep|suspicious RCU usage|rcu_.*stall|hung_task|blocked for more than|soft lockup|unreferenced object|Kernel panic|general protection fault|RIP: '
-if grep -nE "$pattern" "$log" | grep -vE 'kmemleak: Kernel memory leak detector|Lockdep is disabled|lockdep: .*self-test' > /tmp/check-dmesg.$$; then
+pattern='Oops|BUG:|kernel BUG|WARNING:|BUG: KASAN|UBSAN:|circular locking dependency|recursive locking detected|inconsistent lock state|INFO: trying to register non-static key|suspicious RCU usage|rcu_.*detected stall|self-detected stall|blocked for more than|soft lockup|hard LOCKUP|unreferenced object|Kernel panic|general protection fault|RIP: |DEBUG_LOCKS_WARN_ON|sleeping function called from invalid context|scheduling while atomic'
+if grep -nE "$pattern" "$log" > /tmp/check-dmesg.$$; then
     echo "check-dmesg: problems in $log:"
     head -60 /tmp/check-dmesg.$$
     rm -f /tmp/check-dmesg.$$

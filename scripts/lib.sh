@@ -1,5 +1,7 @@
 # Shared settings for the rxe-rs scripts (sourced, not run).
-RXE_CACHE=${RXE_CACHE:-/var/cache/rxe-rs}
+# Not under /var/cache: virtme-ng mounts a tmpfs there in the guest, which
+# must see the kernel tree (for its modules).
+RXE_CACHE=${RXE_CACHE:-/opt/rxe-rs}
 export PATH=/usr/lib/llvm-19/bin:$HOME/.cargo/bin:$PATH
 export RUSTC=/usr/bin/rustc
 export BINDGEN=$RXE_CACHE/bindgen/bin/bindgen
