@@ -26,10 +26,22 @@ if [ -f "$kdir/.rxe-built" ]; then
 fi
 
 echo "kernel: building in $kdir (log: $log)"
+src_version=$(dpkg-query -W -f='${Version}' linux-source-7.3)
 if [ ! -f "$kdir/Makefile" ]; then
     rm -rf "$kdir" "$kdir.tmp"
-    mkdir -p "$kdir.tmp"
-    tar -xf "$src_tar" -C "$kdir.tmp" --strip-components=1
+    prev=$(readlink -f "$RXE_CACHE/kernel" 2>/dev/null || true)
+    if [ -n "$prev" ] && [ -f "$prev/.rxe-built" ] && \
+       [ "$(cat "$prev/.rxe-src-version" 2>/dev/null)" = "$src_version" ]; then
+        # Same sources, other config or toolchain: start from the previous
+        # tree so make rebuilds only what the change touches.
+        echo "kernel: seeding from $prev"
+        cp -a "$prev" "$kdir.tmp"
+        rm -f "$kdir.tmp/.rxe-built"
+    else
+        mkdir -p "$kdir.tmp"
+        tar -xf "$src_tar" -C "$kdir.tmp" --strip-components=1
+        echo "$src_version" > "$kdir.tmp/.rxe-src-version"
+    fi
     mv "$kdir.tmp" "$kdir"
 fi
 kmake() { make -C "$kdir" LLVM=1 RUSTC="$RUSTC" BINDGEN="$BINDGEN" -j"$(nproc)" "$@"; }
@@ -59,4 +71,8 @@ fi
 echo "kernel: built in $(( $(date +%s) - start )) s"
 touch "$kdir/.rxe-built"
 ln -sfn "$kdir" "$RXE_CACHE/kernel"
+# Older trees are only kept until a newer one is built.
+for old in "$RXE_CACHE"/kernel-*; do
+    case $old in "$kdir"|"$kdir.log"|*.log) ;; *) rm -rf "$old" "$old.log" ;; esac
+done
 echo "$kdir"

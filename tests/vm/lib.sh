@@ -48,10 +48,21 @@ rxe_use_driver() {
     kver=$(uname -r)
     moddir=/lib/modules/$kver
     if [ -L "$moddir" ]; then
+        # virtme links this to a directory of relative symlinks into the
+        # kernel tree; make a writable copy whose links still resolve.
         orig=$(readlink -f "$moddir")
         rm "$moddir"
         mkdir "$moddir"
-        cp -a "$orig/." "$moddir/"
+        local e name
+        for e in "$orig"/*; do
+            name=$(basename "$e")
+            case $name in
+                kernel) cp -rL "$e" "$moddir/kernel" ;;
+                modules.builtin|modules.builtin.modinfo|modules.order|build|source)
+                    ln -s "$(readlink -f "$e")" "$moddir/$name" ;;
+                *) ;; # indexes: depmod writes them anew
+            esac
+        done
     fi
     rm -rf "$moddir/updates"
     if [ "$which" = rust ]; then
