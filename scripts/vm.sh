@@ -46,7 +46,7 @@ set +e
 timeout --kill-after=30 "$timeout_s" "$VNG" --run "$kdir" --user root --disable-kvm \
     --cpus "${RXE_VM_CPUS:-2}" --memory "${RXE_VM_MEMORY:-3G}" \
     --rwdir "$logdir" --rodir="/usr/lib/systemd=$RXE_CACHE/empty" \
-    --append "no5lvl" --exec "$wrapper" ${RXE_VNG_OPTS:-} > "$logdir/console.log" 2>&1
+    --append "no5lvl rcupdate.rcu_expedited=1" --exec "$wrapper" ${RXE_VNG_OPTS:-} > "$logdir/console.log" 2>&1
 vm_rc=$?
 set -e
 

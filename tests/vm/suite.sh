@@ -27,7 +27,7 @@ run_one() { # name command...
     local log="$RXE_LOGDIR/tests/$name.log"
     mkdir -p "$(dirname "$log")"
     echo "== $name"
-    timeout --kill-after=10 "${RXE_TEST_TIMEOUT:-600}" "$@" > "$log" 2>&1
+    timeout --kill-after=10 "${RXE_TEST_TIMEOUT:-1800}" "$@" > "$log" 2>&1
     local rc=$?
     [ $rc = 0 ] || sed 's/^/    /' "$log" | tail -25
     record "$name" $rc

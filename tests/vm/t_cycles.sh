@@ -1,21 +1,25 @@
 # 20 load / add / use / del / unload cycles, then kmemleak: nothing of ours
 # may leak, and the kernel log must stay clean (checked by the runner).
+# The C driver, which only has to show the test is right, does 3 cycles
+# (RXE_CYCLES overrides): a cycle takes most of a minute under TCG.
 . "$(dirname "$0")/lib.sh"
 
 km=/sys/kernel/debug/kmemleak
 [ -e $km ] || fail "kmemleak not available"
-echo scan > $km; echo clear > $km
+if [ "$RXE_DRIVER" = rust ]; then cycles=${RXE_CYCLES:-20}; else cycles=${RXE_CYCLES:-3}; fi
 veth_pair
-for i in $(seq 1 20); do
+for i in $(seq 1 "$cycles"); do
     modprobe rdma_rxe || fail "cycle $i: modprobe"
     rdma link add rxe0 type rxe netdev veth-a || fail "cycle $i: link add"
     ibv_devinfo -d rxe0 > /dev/null || fail "cycle $i: ibv_devinfo"
     rdma link del rxe0 || fail "cycle $i: link del"
     modprobe -r rdma_rxe || fail "cycle $i: modprobe -r"
 done
-note "ok: 20 cycles"
-# An object is reported once two scans found no reference to it.
-sleep 5; echo scan > $km; sleep 5; echo scan > $km
+note "ok: $cycles cycles"
+# An object is reported once two scans found no reference to it. Objects
+# leaked before this test (boot) may be reported too: only backtraces
+# through rxe, ib_core or the UDP tunnel code count.
+echo scan > $km; sleep 1; echo scan > $km
 cat $km > "$RXE_LOGDIR/kmemleak-$RXE_DRIVER.txt"
 n=$(grep -c '^unreferenced object' "$RXE_LOGDIR/kmemleak-$RXE_DRIVER.txt")
 ours=$(grep -cE 'rdma_rxe|rxe_|ib_(alloc|register|device|uverbs)|udp_tunnel|udp_sock' "$RXE_LOGDIR/kmemleak-$RXE_DRIVER.txt")
