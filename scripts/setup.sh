@@ -23,10 +23,12 @@ Package: *
 Pin: release n=trixie-backports
 Pin-Priority: 50
 PREF
-    rm -f "$RXE_CACHE/.apt-done"
+    rm -f "$RXE_CACHE"/.apt-done*
 fi
 mkdir -p "$RXE_CACHE"
-if [ ! -f "$RXE_CACHE/.apt-done" ]; then
+# The marker names this script's hash, so a changed package list installs again.
+apt_marker=$RXE_CACHE/.apt-done-$(sha256sum "$0" | cut -c1-12)
+if [ ! -f "$apt_marker" ]; then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends \
@@ -37,7 +39,8 @@ if [ ! -f "$RXE_CACHE/.apt-done" ]; then
         >/dev/null
     apt-get install -y -qq --no-install-recommends -t bookworm-backports qemu-system-x86 >/dev/null
     apt-get install -y -qq --no-install-recommends -t trixie-backports linux-source-7.3 >/dev/null
-    touch "$RXE_CACHE/.apt-done"
+    rm -f "$RXE_CACHE"/.apt-done*
+    touch "$apt_marker"
 fi
 phase_end apt
 
