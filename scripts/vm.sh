@@ -25,7 +25,7 @@ rm -f "$logdir/guest.status" "$logdir/dmesg.txt"
 wrapper="$logdir/.guest-wrapper.sh"
 cat > "$wrapper" <<WRAP
 #!/bin/bash
-export RXE_REPO='$here' RXE_LOGDIR='$logdir' RXE_KDIR='$kdir'
+export RXE_REPO='$here' RXE_LOGDIR='$logdir' RXE_KDIR='$kdir' RXE_SLOW_TESTS='${RXE_SLOW_TESTS:-}' RXE_CYCLES='${RXE_CYCLES:-}'
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 cd '$here'
 bash '$script' $(printf '%q ' "$@") > '$logdir/guest.log' 2>&1

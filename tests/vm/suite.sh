@@ -34,7 +34,10 @@ run_one() { # name command...
 }
 
 selftests_dir=${RXE_KDIR:-}/tools/testing/selftests/rdma
-selftests=(rxe_socket_with_netns.sh rxe_test_NETDEV_UNREGISTER.sh rxe_netns_names.sh rxe_ipv6.sh)
+selftests=(rxe_socket_with_netns.sh rxe_test_NETDEV_UNREGISTER.sh rxe_ipv6.sh)
+# rxe_netns_names.sh takes about half an hour per driver under TCG with this
+# debug kernel (five minutes per subtest); run it with RXE_SLOW_TESTS=1.
+[ -z "${RXE_SLOW_TESTS:-}" ] || selftests+=(rxe_netns_names.sh)
 
 for driver in c rust; do
     export RXE_DRIVER=$driver
