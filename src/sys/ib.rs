@@ -85,7 +85,8 @@ pub(crate) fn create_device(
     // SAFETY: The allocation is zeroed and sized for `RxeDevice`, whose
     // driver fields are all valid when zero; nobody else sees it until it is
     // registered below.
-    let res = init(unsafe { &mut *rxe }).and_then(|()| {
+    let rxe = unsafe { &mut *rxe };
+    let res = init(rxe).and_then(|()| {
         // SAFETY: `ib` is a fresh, unregistered device owned by this thread.
         unsafe { fill_and_register(ib, name, ndev, identity) }
     });
