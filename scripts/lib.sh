@@ -7,8 +7,10 @@ export RUSTC=/usr/bin/rustc
 export BINDGEN=$RXE_CACHE/bindgen/bin/bindgen
 VNG=$RXE_CACHE/venv/bin/vng
 
-phase_start() { eval "_phase_$1=\$(date +%s)"; echo "== phase $1: start"; }
+# Phase names may contain '-', which a shell variable name may not: keep the
+# start times in an associative array instead.
+declare -gA RXE_PHASE_START
+phase_start() { RXE_PHASE_START[$1]=$(date +%s); echo "== phase $1: start"; }
 phase_end() {
-    local start; eval "start=\$_phase_$1"
-    echo "== phase $1: $(( $(date +%s) - start )) s"
+    echo "== phase $1: $(( $(date +%s) - ${RXE_PHASE_START[$1]} )) s"
 }
