@@ -112,11 +112,10 @@ cqex.close()
 expect_error("create_cq_ex with IGNORE_OVERRUN",
              lambda: CQEX(ctx, CqInitAttrEx(cqe=16, comp_mask=e.IBV_CQ_INIT_ATTR_MASK_FLAGS,
                                             flags=e.IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN)))
-ch = CompChannel(ctx)
-init = CqInitAttrEx(cqe=32767, channel=ch, comp_vector=0)
-cqex = CQEX(ctx, init)
+# (pyverbs 44 cannot pass a completion channel to CQEX: its CQEX calls a
+# missing CompChannel.add_ref; channels are covered by the CQ cases above.)
+cqex = CQEX(ctx, CqInitAttrEx(cqe=32767, comp_vector=0))
 cqex.close()
-ch.close()
 expect_error("create_cq_ex cqe > max_cqe", lambda: CQEX(ctx, CqInitAttrEx(cqe=max_cqe + 1)))
 
 # A second context with its own CQs at the same time.
