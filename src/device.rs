@@ -41,6 +41,8 @@ pub(crate) struct RxeDevice {
     pub(crate) ucontexts: AtomicU32,
     /// Allocated protection domains.
     pub(crate) pds: AtomicU32,
+    /// Allocated completion queues.
+    pub(crate) cqs: AtomicU32,
 }
 
 // SAFETY: The raw `netns` pointer is an identity used under the netns lock;

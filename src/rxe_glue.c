@@ -7,6 +7,8 @@
 #include <linux/if_vlan.h>
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
+#include <linux/cache.h>
+#include <linux/vmalloc.h>
 #include <net/netns/generic.h>
 #include <net/udp_tunnel.h>
 #include <rdma/ib_verbs.h>
@@ -104,4 +106,52 @@ void rxe_glue_kfree_skb(struct sk_buff *skb)
 int rxe_glue_no_udata_io(struct ib_udata *udata)
 {
 	return ib_no_udata_io(udata);
+}
+
+void *rxe_glue_vmalloc_user(unsigned long size)
+{
+	return vmalloc_user(size);
+}
+
+unsigned int rxe_glue_cache_line_size(void)
+{
+	return cache_line_size();
+}
+
+struct ib_udata *rxe_glue_attrs_udata(struct uverbs_attr_bundle *attrs)
+{
+	return attrs ? &attrs->driver_udata : NULL;
+}
+
+struct ib_ucontext *rxe_glue_udata_ucontext(struct ib_udata *udata)
+{
+	return udata ? rdma_udata_to_uverbs_attr_bundle(udata)->context : NULL;
+}
+
+int rxe_glue_copy_to_udata(struct ib_udata *udata, const void *src, size_t len)
+{
+	return ib_copy_to_udata(udata, (void *)src, len);
+}
+
+u64 rxe_glue_mmap_get_offset(const struct rdma_user_mmap_entry *entry)
+{
+	return rdma_user_mmap_get_offset(entry);
+}
+
+void rxe_glue_cq_comp_handler(struct ib_cq *cq)
+{
+	if (cq->comp_handler)
+		cq->comp_handler(cq, cq->cq_context);
+}
+
+void rxe_glue_cq_err_event(struct ib_cq *cq)
+{
+	struct ib_event ev = {
+		.device = cq->device,
+		.element.cq = cq,
+		.event = IB_EVENT_CQ_ERR,
+	};
+
+	if (cq->event_handler)
+		cq->event_handler(&ev, cq->cq_context);
 }

@@ -18,6 +18,10 @@ struct ib_device;
 struct module;
 struct ib_udata;
 struct sk_buff;
+struct ib_cq;
+struct ib_ucontext;
+struct uverbs_attr_bundle;
+struct rdma_user_mmap_entry;
 
 /* net_generic(): the per-namespace area registered with pernet_operations. */
 void *rxe_glue_net_generic(const struct net *net, unsigned int id);
@@ -53,5 +57,22 @@ struct sock *rxe_glue_socket_sk(struct socket *sock);
 int rxe_glue_no_udata_io(struct ib_udata *udata);
 /* kfree_skb(). */
 void rxe_glue_kfree_skb(struct sk_buff *skb);
+
+/* vmalloc_user(): zeroed, page-aligned, mappable to user space. */
+void *rxe_glue_vmalloc_user(unsigned long size);
+/* cache_line_size(). */
+unsigned int rxe_glue_cache_line_size(void);
+/* &attrs->driver_udata, or NULL for a kernel caller (attrs == NULL). */
+struct ib_udata *rxe_glue_attrs_udata(struct uverbs_attr_bundle *attrs);
+/* rdma_udata_to_drv_context(): the user context a udata belongs to. */
+struct ib_ucontext *rxe_glue_udata_ucontext(struct ib_udata *udata);
+/* ib_copy_to_udata(). */
+int rxe_glue_copy_to_udata(struct ib_udata *udata, const void *src, size_t len);
+/* rdma_user_mmap_get_offset(). */
+u64 rxe_glue_mmap_get_offset(const struct rdma_user_mmap_entry *entry);
+/* cq->comp_handler(cq, cq->cq_context), if there is a handler. */
+void rxe_glue_cq_comp_handler(struct ib_cq *cq);
+/* cq->event_handler() with IB_EVENT_CQ_ERR, if there is a handler. */
+void rxe_glue_cq_err_event(struct ib_cq *cq);
 
 #endif /* RXE_GLUE_H */

@@ -9,6 +9,7 @@
 use kernel::prelude::*;
 
 pub mod abi;
+mod cq;
 mod device;
 mod netns;
 mod params;

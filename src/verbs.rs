@@ -22,7 +22,7 @@ pub(crate) struct RxePd {
 }
 
 /// Takes one unit of a per-device object budget, failing past `max`.
-fn take_budget(count: &core::sync::atomic::AtomicU32, max: u32) -> Result {
+pub(crate) fn take_budget(count: &core::sync::atomic::AtomicU32, max: u32) -> Result {
     count
         .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < max).then_some(n + 1))
         .map(|_| ())
@@ -30,7 +30,7 @@ fn take_budget(count: &core::sync::atomic::AtomicU32, max: u32) -> Result {
 }
 
 /// Gives one unit of a per-device object budget back.
-fn return_budget(count: &core::sync::atomic::AtomicU32) {
+pub(crate) fn return_budget(count: &core::sync::atomic::AtomicU32) {
     let _ = count.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
 }
 

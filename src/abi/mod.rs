@@ -9,6 +9,7 @@
 //! `rdma_rxe.ko` and into the host crate in `host/`. The reference for
 //! every byte is design/rxe-abi-and-wire.md §1.
 
+pub mod cq;
 pub mod cqe;
 pub mod layout;
 pub mod queue;

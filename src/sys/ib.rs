@@ -193,7 +193,7 @@ unsafe fn rxe_from_ib<'a>(ib: *mut bindings::ib_device) -> &'a RxeDevice {
 /// # Safety
 ///
 /// `device` is the `device` field of a live ib_core object of this driver.
-unsafe fn rxe_of<'a>(device: *mut bindings::ib_device) -> &'a RxeDevice {
+pub(super) unsafe fn rxe_of<'a>(device: *mut bindings::ib_device) -> &'a RxeDevice {
     // SAFETY: Objects of a device never outlive it.
     unsafe { rxe_from_ib(device) }
 }
@@ -262,9 +262,17 @@ fn device_ops() -> bindings::ib_device_ops {
         dealloc_ucontext: Some(dealloc_ucontext_callback),
         alloc_pd: Some(alloc_pd_callback),
         dealloc_pd: Some(dealloc_pd_callback),
+        create_cq: Some(super::cq::create_cq_callback),
+        destroy_cq: Some(super::cq::destroy_cq_callback),
+        resize_user_cq: Some(super::cq::resize_cq_callback),
+        poll_cq: Some(super::cq::poll_cq_callback),
+        req_notify_cq: Some(super::cq::req_notify_cq_callback),
+        mmap: Some(super::queue::mmap_callback),
+        mmap_free: Some(super::queue::mmap_free_callback),
         enable_driver: Some(enable_driver_callback),
         dealloc_driver: Some(dealloc_driver_callback),
         size_ib_pd: core::mem::size_of::<verbs::RxePd>(),
+        size_ib_cq: core::mem::size_of::<crate::cq::RxeCq>(),
         size_ib_ucontext: core::mem::size_of::<verbs::RxeUcontext>(),
         ..Default::default()
     }

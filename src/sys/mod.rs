@@ -5,13 +5,21 @@
 //! sockets, per-namespace storage, the netdev notifier, rdma_link_ops).
 
 pub(crate) mod bindings;
+pub(crate) mod cq;
 pub(crate) mod ib;
 pub(crate) mod net;
+pub(crate) mod queue;
 
 /// Number of possible CPUs (`num_possible_cpus()`).
 pub(crate) fn possible_cpus() -> u32 {
     // SAFETY: Reads a boot-time constant mask.
     unsafe { bindings::rxe_glue_num_possible_cpus() }
+}
+
+/// The CPU's cache-line size (`cache_line_size()`).
+pub(crate) fn cache_line_size() -> usize {
+    // SAFETY: Reads a boot-time constant.
+    unsafe { bindings::rxe_glue_cache_line_size() as usize }
 }
 
 /// A random locally administered unicast MAC address (`eth_random_addr`),
