@@ -8,6 +8,7 @@
 //! exercises them. Timers and the network are inputs and outputs of the state
 //! machines, never calls.
 
+pub mod access;
 pub mod aeth;
 pub mod error;
 pub mod headers;
