@@ -9,7 +9,9 @@
 #include <linux/vmalloc.h>
 #include <net/net_namespace.h>
 #include <net/udp_tunnel.h>
+#include <linux/xarray.h>
 #include <rdma/ib_mad.h>
+#include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_netlink.h>
 #include <uapi/rdma/ib_user_ioctl_verbs.h>

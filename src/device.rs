@@ -9,6 +9,7 @@ use crate::{
     sys::{
         bindings,
         ib::{self, DeviceIdentity, IbDevice},
+        mr::KeyTable,
         net::{NetDevice, NetdevEvent},
     },
 };
@@ -43,6 +44,10 @@ pub(crate) struct RxeDevice {
     pub(crate) pds: AtomicU32,
     /// Allocated completion queues.
     pub(crate) cqs: AtomicU32,
+    /// Registered memory regions.
+    pub(crate) mrs: AtomicU32,
+    /// Memory regions by key index.
+    pub(crate) keys: KeyTable,
 }
 
 // SAFETY: The raw `netns` pointer is an identity used under the netns lock;
@@ -86,6 +91,9 @@ pub(crate) fn newlink(name: &CStr, ndev: &NetDevice) -> Result {
     };
     let mtu = IbMtu::for_netdev_mtu(ndev.mtu());
     ib::create_device(name, ndev, identity, |rxe| {
+        // SAFETY: First use of the table, in the device's final place; it
+        // is destroyed in `release`, which runs on every path from here.
+        unsafe { rxe.keys.init() };
         netns::acquire_sockets(net)?;
         // From here on the socket use belongs to the device: `release`
         // gives it back on every path, including a failed registration.
@@ -246,6 +254,9 @@ impl RxeDevice {
     /// `dealloc_driver`: the last reference is gone.
     pub(crate) fn release(&self) {
         self.put_sockets();
+        // SAFETY: ib_core deregistered every MR before freeing the device,
+        // and nothing else uses the table any more.
+        unsafe { self.keys.destroy() };
     }
 }
 

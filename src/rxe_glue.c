@@ -11,6 +11,10 @@
 #include <linux/vmalloc.h>
 #include <net/netns/generic.h>
 #include <net/udp_tunnel.h>
+#include <linux/highmem.h>
+#include <linux/scatterlist.h>
+#include <linux/xarray.h>
+#include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 
@@ -154,4 +158,68 @@ void rxe_glue_cq_err_event(struct ib_cq *cq)
 
 	if (cq->event_handler)
 		cq->event_handler(&ev, cq->cq_context);
+}
+
+struct ib_umem *rxe_glue_umem_get(struct ib_device *dev, unsigned long addr,
+				  size_t size, int access)
+{
+	return ib_umem_get_va(dev, addr, size, access);
+}
+
+size_t rxe_glue_umem_num_pages(struct ib_umem *umem)
+{
+	return ib_umem_num_pages(umem);
+}
+
+size_t rxe_glue_umem_pages(struct ib_umem *umem, struct page **pages, size_t max)
+{
+	struct sg_page_iter iter;
+	size_t n = 0;
+
+	for_each_sgtable_page(&umem->sgt_append.sgt, &iter, 0) {
+		if (n == max)
+			break;
+		pages[n++] = sg_page_iter_page(&iter);
+	}
+	return n;
+}
+
+void rxe_glue_xa_init_alloc(struct xarray *xa)
+{
+	xa_init_flags(xa, XA_FLAGS_ALLOC);
+}
+
+int rxe_glue_xa_reserve_cyclic(struct xarray *xa, u32 *id, u32 min, u32 max, u32 *next)
+{
+	return xa_alloc_cyclic_bh(xa, id, NULL, XA_LIMIT(min, max), next, GFP_KERNEL);
+}
+
+int rxe_glue_xa_publish(struct xarray *xa, unsigned long index, void *entry)
+{
+	return xa_err(xa_store_bh(xa, index, entry, GFP_KERNEL));
+}
+
+void *rxe_glue_xa_erase(struct xarray *xa, unsigned long index)
+{
+	return xa_erase_bh(xa, index);
+}
+
+void rxe_glue_xa_lock(struct xarray *xa)
+{
+	xa_lock_bh(xa);
+}
+
+void rxe_glue_xa_unlock(struct xarray *xa)
+{
+	xa_unlock_bh(xa);
+}
+
+void rxe_glue_memcpy_to_page(struct page *page, size_t offset, const void *src, size_t len)
+{
+	memcpy_to_page(page, offset, src, len);
+}
+
+void rxe_glue_memcpy_from_page(void *dst, struct page *page, size_t offset, size_t len)
+{
+	memcpy_from_page(dst, page, offset, len);
 }

@@ -22,6 +22,9 @@ struct ib_cq;
 struct ib_ucontext;
 struct uverbs_attr_bundle;
 struct rdma_user_mmap_entry;
+struct ib_umem;
+struct page;
+struct xarray;
 
 /* net_generic(): the per-namespace area registered with pernet_operations. */
 void *rxe_glue_net_generic(const struct net *net, unsigned int id);
@@ -74,5 +77,28 @@ u64 rxe_glue_mmap_get_offset(const struct rdma_user_mmap_entry *entry);
 void rxe_glue_cq_comp_handler(struct ib_cq *cq);
 /* cq->event_handler() with IB_EVENT_CQ_ERR, if there is a handler. */
 void rxe_glue_cq_err_event(struct ib_cq *cq);
+
+
+/* ib_umem_get_va(): pin [addr, addr + size) of the calling process. */
+struct ib_umem *rxe_glue_umem_get(struct ib_device *dev, unsigned long addr,
+				  size_t size, int access);
+/* ib_umem_num_pages(). */
+size_t rxe_glue_umem_num_pages(struct ib_umem *umem);
+/* The umem's pages in order (for_each_sgtable_page), at most @max; returns the count. */
+size_t rxe_glue_umem_pages(struct ib_umem *umem, struct page **pages, size_t max);
+/* xa_init_flags(xa, XA_FLAGS_ALLOC). */
+void rxe_glue_xa_init_alloc(struct xarray *xa);
+/* xa_alloc_cyclic_bh() of a NULL (reserved) entry in [min, max], GFP_KERNEL. */
+int rxe_glue_xa_reserve_cyclic(struct xarray *xa, u32 *id, u32 min, u32 max, u32 *next);
+/* xa_err(xa_store_bh(xa, index, entry, GFP_KERNEL)). */
+int rxe_glue_xa_publish(struct xarray *xa, unsigned long index, void *entry);
+/* xa_erase_bh(). */
+void *rxe_glue_xa_erase(struct xarray *xa, unsigned long index);
+/* xa_lock_bh() / xa_unlock_bh(). */
+void rxe_glue_xa_lock(struct xarray *xa);
+void rxe_glue_xa_unlock(struct xarray *xa);
+/* memcpy_to_page() / memcpy_from_page(): @offset + @len within the page. */
+void rxe_glue_memcpy_to_page(struct page *page, size_t offset, const void *src, size_t len);
+void rxe_glue_memcpy_from_page(void *dst, struct page *page, size_t offset, size_t len);
 
 #endif /* RXE_GLUE_H */

@@ -11,6 +11,7 @@ use kernel::prelude::*;
 pub mod abi;
 mod cq;
 mod device;
+mod mr;
 mod netns;
 mod params;
 pub mod proto;

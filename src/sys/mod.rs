@@ -7,6 +7,7 @@
 pub(crate) mod bindings;
 pub(crate) mod cq;
 pub(crate) mod ib;
+pub(crate) mod mr;
 pub(crate) mod net;
 pub(crate) mod queue;
 
