@@ -4,6 +4,7 @@
 //! advertised attributes, its port, and its teardown.
 
 use crate::{
+    counters::{Counter, Counters},
     netns,
     params::{self, IbMtu},
     sys::{
@@ -48,6 +49,8 @@ pub(crate) struct RxeDevice {
     pub(crate) mrs: AtomicU32,
     /// Memory regions by key index.
     pub(crate) keys: KeyTable,
+    /// Hardware counters reported by `get_hw_stats`.
+    pub(crate) counters: Counters,
 }
 
 // SAFETY: The raw `netns` pointer is an identity used under the netns lock;
@@ -274,6 +277,13 @@ pub(crate) fn netdev_event(event: NetdevEvent, ndev: &NetDevice) {
             rxe.put_sockets();
         }
         NetdevEvent::ChangeMtu => rxe.set_mtu(ndev.mtu()),
-        NetdevEvent::Down | NetdevEvent::Other => {}
+        // As the C driver: ib_core reports the port state change itself;
+        // the driver counts a link that is now down.
+        NetdevEvent::Down => {
+            if !ndev.is_active() {
+                rxe.counters.inc(Counter::LinkDowned);
+            }
+        }
+        NetdevEvent::Other => {}
     }
 }

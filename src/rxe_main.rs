@@ -9,6 +9,7 @@
 use kernel::prelude::*;
 
 pub mod abi;
+mod counters;
 mod cq;
 mod device;
 mod mr;

@@ -8,6 +8,7 @@ use super::{
     bindings,
     net::{NetDevice, NetDeviceRef},
 };
+use crate::counters;
 use crate::device::RxeDevice;
 use crate::verbs;
 use core::{cell::UnsafeCell, ptr::NonNull};
@@ -272,6 +273,8 @@ fn device_ops() -> bindings::ib_device_ops {
         dereg_mr: Some(super::mr::dereg_mr_callback),
         mmap: Some(super::queue::mmap_callback),
         mmap_free: Some(super::queue::mmap_free_callback),
+        alloc_hw_port_stats: Some(alloc_hw_port_stats_callback),
+        get_hw_stats: Some(get_hw_stats_callback),
         enable_driver: Some(enable_driver_callback),
         dealloc_driver: Some(dealloc_driver_callback),
         size_ib_pd: core::mem::size_of::<verbs::RxePd>(),
@@ -392,6 +395,63 @@ unsafe extern "C" fn enable_driver_callback(ib: *mut bindings::ib_device) -> c_i
     let rxe = unsafe { rxe_from_ib(ib) };
     rxe.enabled();
     0
+}
+
+/// The counter descriptions handed to ib_core: the names of
+/// [`crate::counters::NAMES`], as C `rdma_stat_desc`s.
+struct StatDescs([bindings::rdma_stat_desc; counters::COUNT]);
+
+// SAFETY: Immutable after compile time; the pointers are to static strings.
+unsafe impl Sync for StatDescs {}
+
+static STAT_DESCS: StatDescs = StatDescs({
+    let mut descs = [bindings::rdma_stat_desc {
+        name: core::ptr::null(),
+        flags: 0,
+        priv_: core::ptr::null(),
+    }; counters::COUNT];
+    let mut i = 0;
+    while i < counters::COUNT {
+        descs[i].name = counters::NAMES[i].as_ptr().cast();
+        i += 1;
+    }
+    descs
+});
+
+unsafe extern "C" fn alloc_hw_port_stats_callback(
+    _ib: *mut bindings::ib_device,
+    _port: u32,
+) -> *mut bindings::rdma_hw_stats {
+    // SAFETY: The descriptions are static; ib_core frees the result.
+    unsafe {
+        bindings::rdma_alloc_hw_stats_struct(
+            STAT_DESCS.0.as_ptr(),
+            counters::COUNT as c_int,
+            bindings::RXE_GLUE_RDMA_HW_STATS_DEFAULT_LIFESPAN as _,
+        )
+    }
+}
+
+unsafe extern "C" fn get_hw_stats_callback(
+    ib: *mut bindings::ib_device,
+    stats: *mut bindings::rdma_hw_stats,
+    port: u32,
+    _index: c_int,
+) -> c_int {
+    if port == 0 || stats.is_null() {
+        return EINVAL.to_errno();
+    }
+    // SAFETY: ib_core passes a live device of ours and a stats struct made
+    // by `alloc_hw_port_stats`, whose `value` array has `COUNT` entries, under
+    // its lock.
+    let (rxe, values) = unsafe {
+        (
+            rxe_from_ib(ib),
+            (*stats).value.as_mut_slice(counters::COUNT),
+        )
+    };
+    values.copy_from_slice(&rxe.counters.snapshot());
+    counters::COUNT as c_int
 }
 
 unsafe extern "C" fn dealloc_driver_callback(ib: *mut bindings::ib_device) {
