@@ -16,6 +16,7 @@ pub mod icrc;
 pub mod opcode;
 pub mod packet;
 pub mod psn;
+pub mod qp_attr;
 pub mod replay;
 pub mod requester;
 pub mod responder;
