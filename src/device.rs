@@ -10,7 +10,7 @@ use crate::{
     sys::{
         bindings,
         ib::{self, DeviceIdentity, IbDevice},
-        mr::KeyTable,
+        table::IndexTable,
         net::{NetDevice, NetdevEvent},
     },
 };
@@ -48,7 +48,7 @@ pub(crate) struct RxeDevice {
     /// Registered memory regions.
     pub(crate) mrs: AtomicU32,
     /// Memory regions by key index.
-    pub(crate) keys: KeyTable,
+    pub(crate) keys: IndexTable<crate::mr::RxeMr>,
     /// Hardware counters reported by `get_hw_stats`.
     pub(crate) counters: Counters,
 }

@@ -7,30 +7,26 @@
 //! A region is allocated by the driver (ib_core does not size MRs) and owned
 //! by ib_core between registration and `dereg_mr`. The key table holds one
 //! use of it; the data path takes more through
-//! [`crate::sys::mr::KeyTable::lookup`]. Deregistration removes the region
+//! [`crate::sys::table::IndexTable::lookup`]. Deregistration removes the region
 //! from the table first, so no new use can start, then waits until the
-//! last use is dropped (`drained`), and only then unpins the memory. The
+//! last use is dropped, and only then unpins the memory. The
 //! access decisions themselves are [`crate::proto::access`]'s.
 
 use crate::{
     device::RxeDevice,
     proto::access::{self, AccessError, Extent, MemKey, RegionKeys, MR_INDEX_MAX},
-    sys::mr::{random_key8, IbMr, PageList, Umem},
+    sys::{
+        mr::{random_key8, IbMr, PageList, Umem},
+        table::{Counted, UseCount},
+    },
     verbs,
 };
-use core::sync::atomic::{AtomicU32, Ordering};
-use kernel::{prelude::*, sync::Completion};
+use kernel::prelude::*;
 
 /// Page size of the page list of a user region.
 const PAGE_SHIFT: u32 = kernel::page::PAGE_SHIFT as u32;
 
 /// A memory region.
-///
-/// # Invariants
-///
-/// `users` counts the key table's use (while the region is in the table)
-/// and every live [`crate::sys::mr::MrRef`]; `drained` is completed when it
-/// drops to zero, which happens once.
 #[repr(C)]
 #[pin_data]
 pub(crate) struct RxeMr {
@@ -40,11 +36,15 @@ pub(crate) struct RxeMr {
     pub(crate) keys: RegionKeys,
     /// The memory behind the region.
     pub(crate) memory: MrMemory,
-    /// Uses of the region (see the invariants).
-    users: AtomicU32,
-    /// Completed when the last use is gone.
+    /// The key table's use and the data path's.
     #[pin]
-    drained: Completion,
+    uses: UseCount,
+}
+
+impl Counted for RxeMr {
+    fn uses(&self) -> &UseCount {
+        &self.uses
+    }
 }
 
 /// The memory a region's addresses refer to.
@@ -63,21 +63,6 @@ pub(crate) enum MrMemory {
         /// Keeps the pages pinned.
         umem: Umem,
     },
-}
-
-impl RxeMr {
-    /// Takes one more use; the caller holds one already or the key table's
-    /// lock with the region in the table.
-    pub(crate) fn get_user(&self) {
-        self.users.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// Drops one use, completing the drain on the last one.
-    pub(crate) fn put_user(&self) {
-        if self.users.fetch_sub(1, Ordering::AcqRel) == 1 {
-            self.drained.complete_all();
-        }
-    }
 }
 
 /// What `reg_user_mr` is asked for.
@@ -131,8 +116,7 @@ fn register(
             ibmr: IbMr::new(key.0, key.0),
             keys,
             memory,
-            users: AtomicU32::new(1),
-            drained <- Completion::new(),
+            uses <- UseCount::new(),
         }),
         GFP_KERNEL,
     );
@@ -188,10 +172,8 @@ pub(crate) fn reg_user_mr(
 /// `dereg_mr`: unpublishes the region, waits for its last use, then frees
 /// it (unpinning user memory).
 pub(crate) fn dereg_mr(rxe: &RxeDevice, mr: Pin<KBox<RxeMr>>) {
-    if rxe.keys.remove(mr.keys.lkey.index()) {
-        mr.put_user();
-    }
-    mr.drained.wait_for_completion();
+    rxe.keys.remove(mr.keys.lkey.index());
+    mr.uses.drain();
     drop(mr);
     verbs::return_budget(&rxe.mrs);
 }

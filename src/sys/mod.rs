@@ -10,6 +10,7 @@ pub(crate) mod ib;
 pub(crate) mod mr;
 pub(crate) mod net;
 pub(crate) mod queue;
+pub(crate) mod table;
 
 /// Number of possible CPUs (`num_possible_cpus()`).
 pub(crate) fn possible_cpus() -> u32 {

@@ -1,18 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Memory-region plumbing: the `ib_mr` at the head of [`RxeMr`], pinned user
-//! memory (`ib_umem`) and its page list, the per-device key table (an
-//! xarray indexed by key index, locked with bottom halves off so that the
-//! receive path may look keys up), references that keep a region alive
-//! while the data path uses it, and the `ib_device_ops` adapters of the MR
-//! verbs.
+//! memory (`ib_umem`) and its page list, and the `ib_device_ops` adapters
+//! of the MR verbs. The key table is a [`super::table::IndexTable`].
 
 use super::bindings;
 use crate::{
     mr::{self, RxeMr},
     proto::access::PageChunks,
 };
-use core::{cell::UnsafeCell, ptr::NonNull};
+use core::ptr::NonNull;
 use kernel::{prelude::*, types::Opaque};
 
 /// The `ib_mr` embedded at the start of [`RxeMr`].
@@ -161,142 +158,6 @@ impl PageList {
             done += chunk.len;
         }
         Ok(())
-    }
-}
-
-/// The per-device key table: key index → live [`RxeMr`].
-///
-/// Indices are handed out cyclically (as rxe's pools do), so a stale key is
-/// unlikely to name a new region. Insertion is two steps: reserve an index
-/// (to build the keys from it), then publish the finished region.
-///
-/// # Invariants
-///
-/// `xa` was initialised by [`KeyTable::init`] with `XA_FLAGS_ALLOC`. Every
-/// non-null entry points to a live [`RxeMr`] whose `users` count includes
-/// one for the table; entries are removed before the region is freed.
-/// `next` is only touched by `xa_alloc_cyclic` under the xarray's lock.
-pub(crate) struct KeyTable {
-    xa: Opaque<bindings::xarray>,
-    next: UnsafeCell<u32>,
-}
-
-// SAFETY: All access goes through the xarray's lock or its RCU-safe reads.
-unsafe impl Send for KeyTable {}
-// SAFETY: As above.
-unsafe impl Sync for KeyTable {}
-
-impl KeyTable {
-    /// Initialises the table in place.
-    ///
-    /// # Safety
-    ///
-    /// Called once, before any other method, on a table that will not move
-    /// until [`KeyTable::destroy`].
-    pub(crate) unsafe fn init(&self) {
-        // SAFETY: Not yet initialised and not moving, by the caller's promise.
-        unsafe { bindings::rxe_glue_xa_init_alloc(self.xa.get()) };
-    }
-
-    /// Reserves a free index in `[min, max]`.
-    pub(crate) fn reserve(&self, min: u32, max: u32) -> Result<u32> {
-        let mut id = 0u32;
-        // SAFETY: Initialised table (invariant); `next` is only used under
-        // the lock the call takes.
-        let ret = unsafe {
-            bindings::rxe_glue_xa_reserve_cyclic(self.xa.get(), &mut id, min, max, self.next.get())
-        };
-        match ret {
-            0 | 1 => Ok(id),
-            // The C driver reports a full pool as EINVAL; -EBUSY is the xarray's "full".
-            e if e == EBUSY.to_errno() => Err(ENOMEM),
-            e => Err(Error::from_errno(e)),
-        }
-    }
-
-    /// Gives back an index that [`KeyTable::reserve`] returned and that was
-    /// never published.
-    pub(crate) fn unreserve(&self, index: u32) {
-        // SAFETY: Initialised table; erasing a reserved slot frees it.
-        unsafe { bindings::rxe_glue_xa_erase(self.xa.get(), index as _) };
-    }
-
-    /// Makes `mr` findable at `index`, a reserved index.
-    ///
-    /// # Safety
-    ///
-    /// `mr` is pinned and stays alive until [`KeyTable::remove`] of `index`
-    /// has returned and its table reference is gone (see [`RxeMr`]).
-    pub(crate) unsafe fn publish(&self, index: u32, mr: &RxeMr) -> Result {
-        let entry = core::ptr::from_ref(mr).cast_mut().cast();
-        // SAFETY: Initialised table; the slot is reserved, so the store does
-        // not allocate and cannot fail for memory.
-        kernel::error::to_result(unsafe {
-            bindings::rxe_glue_xa_publish(self.xa.get(), index as _, entry)
-        })
-    }
-
-    /// Removes the region at `index`; afterwards no lookup finds it.
-    /// Returns whether there was one.
-    pub(crate) fn remove(&self, index: u32) -> bool {
-        // SAFETY: Initialised table.
-        !unsafe { bindings::rxe_glue_xa_erase(self.xa.get(), index as _) }.is_null()
-    }
-
-    /// Finds the region at `index` and takes a reference on it.
-    #[allow(dead_code, reason = "the receive and transmit paths look keys up")]
-    pub(crate) fn lookup(&self, index: u32) -> Option<MrRef> {
-        // SAFETY: Initialised table. Under the lock no entry can be removed,
-        // so a found region is live and its `users` count is at least one
-        // (the table's) while we add ours.
-        unsafe {
-            bindings::rxe_glue_xa_lock(self.xa.get());
-            let entry = bindings::xa_load(self.xa.get(), index as _).cast::<RxeMr>();
-            let found = NonNull::new(entry).map(|mr| {
-                mr.as_ref().get_user();
-                MrRef { mr }
-            });
-            bindings::rxe_glue_xa_unlock(self.xa.get());
-            found
-        }
-    }
-
-    /// Frees the table's internal nodes.
-    ///
-    /// # Safety
-    ///
-    /// Called once, when no region is in the table and no method runs or
-    /// will run any more.
-    pub(crate) unsafe fn destroy(&self) {
-        // SAFETY: By the caller's promise.
-        unsafe { bindings::xa_destroy(self.xa.get()) };
-    }
-}
-
-/// A counted reference to a registered region, held by the data path while
-/// it uses the region's memory; deregistration waits for all of them.
-///
-/// # Invariants
-///
-/// `mr` is live and its `users` count includes this reference.
-pub(crate) struct MrRef {
-    mr: NonNull<RxeMr>,
-}
-
-impl core::ops::Deref for MrRef {
-    type Target = RxeMr;
-
-    fn deref(&self) -> &RxeMr {
-        // SAFETY: Live while we hold a use (invariant).
-        unsafe { self.mr.as_ref() }
-    }
-}
-
-impl Drop for MrRef {
-    fn drop(&mut self) {
-        // SAFETY: Live while we hold a use; `put_user` may complete the
-        // region's drain, after which we never touch it again.
-        unsafe { self.mr.as_ref() }.put_user();
     }
 }
 

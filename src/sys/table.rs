@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Per-device index tables (rxe's pools): an xarray from a number (a key
+//! index, a QP number) to a live driver object, locked with bottom halves
+//! off so that the receive path may look objects up from softirq, and the
+//! counted uses that keep a found object alive until its destroy verb has
+//! waited for them.
+//!
+//! Insertion is two steps: reserve a number (objects are built from it),
+//! then publish the finished object, so a lookup never sees a half-built
+//! one. Removal unpublishes first, so no new use can start, then the owner
+//! waits for the uses in flight ([`UseCount::drain`]).
+
+use super::bindings;
+use core::{
+    cell::UnsafeCell,
+    marker::PhantomData,
+    ptr::NonNull,
+    sync::atomic::{AtomicU32, Ordering},
+};
+use kernel::{prelude::*, sync::Completion, types::Opaque};
+
+/// Uses of a table object: one for the table while the object is in it,
+/// one per live [`TableRef`].
+///
+/// # Invariants
+///
+/// `drained` is completed once, when `users` drops to zero.
+#[pin_data]
+pub(crate) struct UseCount {
+    users: AtomicU32,
+    #[pin]
+    drained: Completion,
+}
+
+impl UseCount {
+    /// A count holding the table's use.
+    pub(crate) fn new() -> impl PinInit<Self> {
+        pin_init!(UseCount {
+            users: AtomicU32::new(1),
+            drained <- Completion::new(),
+        })
+    }
+
+    fn get(&self) {
+        self.users.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn put(&self) {
+        if self.users.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.drained.complete_all();
+        }
+    }
+
+    /// Drops the table's use and waits until every other use is gone.
+    /// Called once, after the object was removed from its table (or was
+    /// never published).
+    pub(crate) fn drain(&self) {
+        self.put();
+        self.drained.wait_for_completion();
+    }
+}
+
+/// An object that lives in an [`IndexTable`].
+pub(crate) trait Counted {
+    /// The object's use count.
+    fn uses(&self) -> &UseCount;
+}
+
+/// A table of `T`s by number.
+///
+/// # Invariants
+///
+/// `xa` was initialised by [`IndexTable::init`] with `XA_FLAGS_ALLOC`.
+/// Every non-null entry points to a live `T` whose use count includes one
+/// for the table; entries are removed before the object is freed. `next`
+/// is only touched by `xa_alloc_cyclic` under the xarray's lock.
+pub(crate) struct IndexTable<T> {
+    xa: Opaque<bindings::xarray>,
+    next: UnsafeCell<u32>,
+    _objects: PhantomData<*const T>,
+}
+
+// SAFETY: All access goes through the xarray's lock; the objects are
+// shared between contexts only through `TableRef`, which needs `T: Sync`.
+unsafe impl<T: Sync> Send for IndexTable<T> {}
+// SAFETY: As above.
+unsafe impl<T: Sync> Sync for IndexTable<T> {}
+
+impl<T: Counted> IndexTable<T> {
+    /// Initialises the table in place.
+    ///
+    /// # Safety
+    ///
+    /// Called once, before any other method, on a table that will not move
+    /// until [`IndexTable::destroy`].
+    pub(crate) unsafe fn init(&self) {
+        // SAFETY: Not yet initialised and not moving, by the caller's promise.
+        unsafe { bindings::rxe_glue_xa_init_alloc(self.xa.get()) };
+    }
+
+    /// Reserves a free number in `[min, max]`, after the last one handed
+    /// out (wrapping). A full range is `ENOMEM`.
+    pub(crate) fn reserve(&self, min: u32, max: u32) -> Result<u32> {
+        let mut id = 0u32;
+        // SAFETY: Initialised table (invariant); `next` is only used under
+        // the lock the call takes.
+        let ret = unsafe {
+            bindings::rxe_glue_xa_reserve_cyclic(self.xa.get(), &mut id, min, max, self.next.get())
+        };
+        match ret {
+            0 | 1 => Ok(id),
+            e if e == EBUSY.to_errno() => Err(ENOMEM),
+            e => Err(Error::from_errno(e)),
+        }
+    }
+
+    /// Gives back a number that [`IndexTable::reserve`] returned and that
+    /// was never published.
+    pub(crate) fn unreserve(&self, index: u32) {
+        // SAFETY: Initialised table; erasing a reserved slot frees it.
+        unsafe { bindings::rxe_glue_xa_erase(self.xa.get(), index as _) };
+    }
+
+    /// Makes `obj` findable at `index`, a reserved number.
+    ///
+    /// # Safety
+    ///
+    /// `obj` does not move and stays alive until [`IndexTable::remove`] of
+    /// `index` has returned and its uses have drained.
+    pub(crate) unsafe fn publish(&self, index: u32, obj: &T) -> Result {
+        let entry = core::ptr::from_ref(obj).cast_mut().cast();
+        // SAFETY: Initialised table; the slot is reserved, so the store
+        // does not allocate.
+        kernel::error::to_result(unsafe {
+            bindings::rxe_glue_xa_publish(self.xa.get(), index as _, entry)
+        })
+    }
+
+    /// Removes the object at `index`; afterwards no lookup finds it.
+    /// Returns whether there was one.
+    pub(crate) fn remove(&self, index: u32) -> bool {
+        // SAFETY: Initialised table.
+        !unsafe { bindings::rxe_glue_xa_erase(self.xa.get(), index as _) }.is_null()
+    }
+
+    /// Finds the object at `index` and takes a use of it.
+    #[allow(dead_code, reason = "the receive and transmit paths look objects up")]
+    pub(crate) fn lookup(&self, index: u32) -> Option<TableRef<T>> {
+        // SAFETY: Initialised table. Under the lock no entry can be
+        // removed, so a found object is live and holds the table's use
+        // while we add ours.
+        unsafe {
+            bindings::rxe_glue_xa_lock(self.xa.get());
+            let entry = bindings::xa_load(self.xa.get(), index as _).cast::<T>();
+            let found = NonNull::new(entry).map(|obj| {
+                obj.as_ref().uses().get();
+                TableRef { obj }
+            });
+            bindings::rxe_glue_xa_unlock(self.xa.get());
+            found
+        }
+    }
+
+    /// Frees the table's internal nodes.
+    ///
+    /// # Safety
+    ///
+    /// Called once, when the table is empty and no method runs or will
+    /// run any more.
+    pub(crate) unsafe fn destroy(&self) {
+        // SAFETY: By the caller's promise.
+        unsafe { bindings::xa_destroy(self.xa.get()) };
+    }
+}
+
+/// A counted use of a table object, held by the data path while it works
+/// on the object; the object's destroy verb waits for all of them.
+///
+/// # Invariants
+///
+/// `obj` is live and its use count includes this reference.
+pub(crate) struct TableRef<T: Counted> {
+    obj: NonNull<T>,
+}
+
+impl<T: Counted> core::ops::Deref for TableRef<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        // SAFETY: Live while we hold a use (invariant).
+        unsafe { self.obj.as_ref() }
+    }
+}
+
+impl<T: Counted> Drop for TableRef<T> {
+    fn drop(&mut self) {
+        // SAFETY: Live while we hold a use; dropping the use may complete
+        // the drain, after which this reference never touches it again.
+        unsafe { self.obj.as_ref() }.uses().put();
+    }
+}
