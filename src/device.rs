@@ -49,6 +49,10 @@ pub(crate) struct RxeDevice {
     pub(crate) mrs: AtomicU32,
     /// Memory regions by key index.
     pub(crate) keys: IndexTable<crate::mr::RxeMr>,
+    /// Created queue pairs.
+    pub(crate) qp_count: AtomicU32,
+    /// Queue pairs by QP number.
+    pub(crate) qps: IndexTable<crate::qp::RxeQp>,
     /// Hardware counters reported by `get_hw_stats`.
     pub(crate) counters: Counters,
 }
@@ -97,6 +101,8 @@ pub(crate) fn newlink(name: &CStr, ndev: &NetDevice) -> Result {
         // SAFETY: First use of the table, in the device's final place; it
         // is destroyed in `release`, which runs on every path from here.
         unsafe { rxe.keys.init() };
+        // SAFETY: As for the key table.
+        unsafe { rxe.qps.init() };
         netns::acquire_sockets(net)?;
         // From here on the socket use belongs to the device: `release`
         // gives it back on every path, including a failed registration.
@@ -260,6 +266,8 @@ impl RxeDevice {
         // SAFETY: ib_core deregistered every MR before freeing the device,
         // and nothing else uses the table any more.
         unsafe { self.keys.destroy() };
+        // SAFETY: ib_core destroyed every QP before freeing the device.
+        unsafe { self.qps.destroy() };
     }
 }
 

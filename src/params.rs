@@ -19,6 +19,8 @@ pub(crate) const PAGE_SIZE_CAP: u64 = 0xffff_f000;
 pub(crate) const MAX_QP: u32 = DEFAULT_MAX_VALUE - MIN_QP_INDEX;
 /// First QP number handed out to a user QP.
 pub(crate) const MIN_QP_INDEX: u32 = 16;
+/// Last QP number handed out (rxe's `RXE_MAX_QP_INDEX`).
+pub(crate) const MAX_QP_INDEX: u32 = DEFAULT_MAX_VALUE;
 /// Work requests per queue.
 pub(crate) const MAX_QP_WR: u32 = DEFAULT_MAX_VALUE;
 /// Scatter/gather entries per send or receive WQE.

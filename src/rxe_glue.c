@@ -223,3 +223,8 @@ void rxe_glue_memcpy_from_page(void *dst, struct page *page, size_t offset, size
 {
 	memcpy_from_page(dst, page, offset, len);
 }
+
+int rxe_glue_gid_attr_network_type(const struct ib_gid_attr *attr)
+{
+	return rdma_gid_attr_network_type(attr);
+}

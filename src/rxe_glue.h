@@ -100,5 +100,8 @@ void rxe_glue_xa_unlock(struct xarray *xa);
 /* memcpy_to_page() / memcpy_from_page(): @offset + @len within the page. */
 void rxe_glue_memcpy_to_page(struct page *page, size_t offset, const void *src, size_t len);
 void rxe_glue_memcpy_from_page(void *dst, struct page *page, size_t offset, size_t len);
+/* rdma_gid_attr_network_type(). */
+struct ib_gid_attr;
+int rxe_glue_gid_attr_network_type(const struct ib_gid_attr *attr);
 
 #endif /* RXE_GLUE_H */

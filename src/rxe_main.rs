@@ -15,6 +15,7 @@ mod device;
 mod mr;
 mod netns;
 mod params;
+mod qp;
 pub mod proto;
 mod recv;
 mod sys;

@@ -65,10 +65,16 @@ impl Udata {
     /// # Safety
     ///
     /// `ptr` is null or a live udata of a uverbs call, valid for `'a`.
-    unsafe fn from_raw<'a>(ptr: *mut bindings::ib_udata) -> Option<&'a Self> {
+    pub(super) unsafe fn from_raw<'a>(ptr: *mut bindings::ib_udata) -> Option<&'a Self> {
         // CAST: Transparent wrapper.
         // SAFETY: Valid for `'a` by the caller's promise.
         (!ptr.is_null()).then(|| unsafe { &*ptr.cast::<Self>() })
+    }
+
+    /// Bytes of driver input the caller passed.
+    pub(crate) fn inlen(&self) -> usize {
+        // SAFETY: Live udata (invariant); ib_core does not change it.
+        unsafe { (*self.0.get()).inlen }
     }
 
     /// Bytes the caller has room for in the driver response.

@@ -271,6 +271,11 @@ fn device_ops() -> bindings::ib_device_ops {
         get_dma_mr: Some(super::mr::get_dma_mr_callback),
         reg_user_mr: Some(super::mr::reg_user_mr_callback),
         dereg_mr: Some(super::mr::dereg_mr_callback),
+        create_qp: Some(super::qp::create_qp_callback),
+        modify_qp: Some(super::qp::modify_qp_callback),
+        query_qp: Some(super::qp::query_qp_callback),
+        destroy_qp: Some(super::qp::destroy_qp_callback),
+        post_send: Some(super::qp::post_send_callback),
         mmap: Some(super::queue::mmap_callback),
         mmap_free: Some(super::queue::mmap_free_callback),
         alloc_hw_port_stats: Some(alloc_hw_port_stats_callback),
@@ -280,6 +285,7 @@ fn device_ops() -> bindings::ib_device_ops {
         size_ib_pd: core::mem::size_of::<verbs::RxePd>(),
         size_ib_cq: core::mem::size_of::<crate::cq::RxeCq>(),
         size_ib_ucontext: core::mem::size_of::<verbs::RxeUcontext>(),
+        size_ib_qp: core::mem::size_of::<crate::qp::RxeQp>(),
         ..Default::default()
     }
 }

@@ -9,6 +9,7 @@ pub(crate) mod cq;
 pub(crate) mod ib;
 pub(crate) mod mr;
 pub(crate) mod net;
+pub(crate) mod qp;
 pub(crate) mod queue;
 pub(crate) mod table;
 

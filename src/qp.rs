@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Queue pairs (design §1.2, §1.11, §4.5): creation with the send and
+//! receive rings librxe maps, QP numbers from the device's QP table,
+//! `modify_qp` through ib_core's state table and rxe's attribute rules,
+//! `query_qp`, and destruction.
+//!
+//! Only RC QPs are created: the transport this driver implements is RC.
+//! UC, UD and the kernel's GSI QP are refused with `EOPNOTSUPP` until the
+//! data path carries them.
+//!
+//! Locking: `QpBody::state` is a `SpinLockIrq` because the data path
+//! (softirq) will read the attributes and rings; the verbs here run in
+//! process context and hold it only to copy attributes in or out. Ring
+//! buffers are dropped with the QP, after its uses have drained, never
+//! under the lock.
+
+use crate::{
+    abi::{
+        layout::CreateQpResp,
+        queue::{FromClient, QueueError, QueueGeometry, QueueSizing},
+        recv_wqe::recv_elem_size,
+        send_wqe::sq_caps,
+    },
+    device::RxeDevice,
+    params,
+    proto::{
+        access::SUPPORTED_MR_ACCESS,
+        qp_attr::{
+            check_caps, udp_source_port, CapLimits, ModifyRequest, QpAttrError, QpAttrs, QpCaps,
+            QpLimits, QpState, QpType,
+        },
+    },
+    sys::{
+        bindings,
+        cq::Udata,
+        qp::{transition_ok, IbQp},
+        queue::QueueBuf,
+        table::{Counted, UseCount},
+    },
+    verbs,
+};
+use kernel::{new_spinlock_irq, prelude::*, sync::SpinLockIrq};
+
+/// A queue pair. ib_core allocates it (`size_ib_qp`, zeroed) with the
+/// `ib_qp` first and frees it after `destroy_qp`.
+///
+/// # Invariants
+///
+/// `body` is initialised in place by `create_qp` and dropped by
+/// `destroy_qp` (both in `sys::qp`, the only code that touches the field
+/// directly).
+#[repr(C)]
+#[pin_data]
+pub(crate) struct RxeQp {
+    /// The ib_core object; must stay the first field.
+    pub(crate) ibqp: IbQp,
+    /// The driver's part.
+    #[pin]
+    pub(crate) body: QpBody,
+}
+
+/// The driver's part of a QP.
+#[pin_data]
+pub(crate) struct QpBody {
+    /// QP number (also its index in the device's QP table).
+    pub(crate) qpn: u32,
+    /// Transport type.
+    pub(crate) qp_type: QpType,
+    /// Capacities as reported to the creator.
+    pub(crate) caps: QpCaps,
+    /// `IB_SIGNAL_ALL_WR`: every send WQE completes with a CQE.
+    pub(crate) sq_sig_all: bool,
+    /// Attributes and rings.
+    #[pin]
+    pub(crate) state: SpinLockIrq<QpInner>,
+    /// The QP table's use and the data path's.
+    #[pin]
+    pub(crate) uses: UseCount,
+}
+
+impl Counted for RxeQp {
+    fn uses(&self) -> &UseCount {
+        &self.body.uses
+    }
+}
+
+/// One ring user space (or a kernel consumer) posts work into.
+pub(crate) struct WorkQueue {
+    /// Consumer side (private index, driver-owned geometry).
+    pub(crate) ring: FromClient,
+    /// The buffer the ring lives in.
+    pub(crate) buf: QueueBuf,
+}
+
+/// What `QpBody::state` protects.
+pub(crate) struct QpInner {
+    /// Attributes set by `modify_qp`.
+    pub(crate) attrs: QpAttrs,
+    /// Send queue.
+    pub(crate) sq: WorkQueue,
+    /// Receive queue (`None` with an SRQ).
+    pub(crate) rq: Option<WorkQueue>,
+    /// UDP source port of the QP's packets.
+    pub(crate) src_port: u16,
+}
+
+/// The attributes of `create_qp` the driver looks at.
+pub(crate) struct QpCreate {
+    /// Raw `ib_qp_type`.
+    pub(crate) qp_type: u32,
+    /// Requested capacities.
+    pub(crate) cap: QpCaps,
+    /// `create_flags` (none supported).
+    pub(crate) create_flags: u32,
+    /// Both CQs are given.
+    pub(crate) has_cqs: bool,
+    /// An SRQ is given.
+    pub(crate) has_srq: bool,
+    /// `sq_sig_type == IB_SIGNAL_ALL_WR`.
+    pub(crate) sq_sig_all: bool,
+}
+
+/// The device's capacity limits.
+fn cap_limits(rxe: &RxeDevice) -> CapLimits {
+    CapLimits {
+        max_wr: rxe.attr.max_qp_wr as u32,
+        max_send_sge: rxe.attr.max_send_sge as u32,
+        max_recv_sge: rxe.attr.max_recv_sge as u32,
+        max_inline_data: crate::abi::send_wqe::MAX_INLINE_DATA as u32,
+    }
+}
+
+/// The device's attribute limits.
+fn qp_limits(rxe: &RxeDevice) -> QpLimits {
+    QpLimits {
+        max_path_mtu: bindings::ib_mtu_IB_MTU_4096 as u8,
+        max_rd_atomic: rxe.attr.max_qp_rd_atom as u32,
+        gid_tbl_len: params::PORT_GID_TBL_LEN as u32,
+        supported_access: SUPPORTED_MR_ACCESS,
+    }
+}
+
+fn sizing_error(e: QueueError) -> Error {
+    match e {
+        QueueError::TooLarge => ENOMEM,
+        _ => EINVAL,
+    }
+}
+
+/// A ring of `sizing`, mappable by the caller of `udata`, with its header
+/// written.
+fn new_queue(sizing: &QueueSizing, udata: Option<&Udata>) -> Result<WorkQueue> {
+    let buf = match udata {
+        Some(u) => QueueBuf::new_user(sizing.buffer_bytes, u.ucontext()?)?,
+        None => QueueBuf::new_kernel(sizing.buffer_bytes)?,
+    };
+    sizing.geometry.write_header(&buf, 0, 0);
+    Ok(WorkQueue {
+        ring: FromClient::new(sizing.geometry),
+        buf,
+    })
+}
+
+/// `create_qp`: validates, allocates the rings and a QP number, answers
+/// librxe and returns the initialiser of the QP's body. The caller sets
+/// `ibqp.qp_num` and the reported caps from it and publishes the QP.
+pub(crate) fn create(
+    rxe: &RxeDevice,
+    req: &QpCreate,
+    udata: Option<&Udata>,
+) -> Result<(u32, QpCaps, impl PinInit<QpBody>)> {
+    if let Some(u) = udata {
+        if u.inlen() != 0 || u.outlen() < CreateQpResp::SIZE {
+            return Err(EINVAL);
+        }
+    }
+    if req.create_flags != 0 {
+        return Err(EOPNOTSUPP);
+    }
+    let qp_type = match QpType::from_raw(req.qp_type) {
+        Some(QpType::Rc) => QpType::Rc,
+        _ => return Err(EOPNOTSUPP),
+    };
+    if !req.has_cqs {
+        return Err(EINVAL);
+    }
+    if req.has_srq {
+        // No SRQ can exist yet (create_srq is not offered).
+        return Err(EOPNOTSUPP);
+    }
+    check_caps(&req.cap, &cap_limits(rxe), req.has_srq).map_err(|_| EINVAL)?;
+
+    let line = crate::sys::cache_line_size();
+    let sq_layout = sq_caps(req.cap.max_send_sge, req.cap.max_inline_data).ok_or(EINVAL)?;
+    let sq_sizing = QueueGeometry::for_request(req.cap.max_send_wr, sq_layout.elem_size, line)
+        .map_err(sizing_error)?;
+    let rq_elem = recv_elem_size(req.cap.max_recv_sge).ok_or(EINVAL)?;
+    let rq_sizing =
+        QueueGeometry::for_request(req.cap.max_recv_wr, rq_elem, line).map_err(sizing_error)?;
+
+    verbs::take_budget(&rxe.qp_count, params::MAX_QP)?;
+    let qpn = match rxe.qps.reserve(params::MIN_QP_INDEX, params::MAX_QP_INDEX) {
+        Ok(qpn) => qpn,
+        Err(e) => {
+            verbs::return_budget(&rxe.qp_count);
+            return Err(e);
+        }
+    };
+    let queues = (|| {
+        let sq = new_queue(&sq_sizing, udata)?;
+        let rq = new_queue(&rq_sizing, udata)?;
+        if let Some(u) = udata {
+            let resp = CreateQpResp {
+                rq_mi: rq.buf.mmap_info().unwrap_or_default(),
+                sq_mi: sq.buf.mmap_info().unwrap_or_default(),
+            };
+            let mut bytes = [0u8; CreateQpResp::SIZE];
+            resp.encode(&mut bytes).map_err(|_| EINVAL)?;
+            u.respond(&bytes)?;
+        }
+        Ok((sq, rq))
+    })();
+    let (sq, rq) = match queues {
+        Ok(q) => q,
+        Err(e) => {
+            rxe.qps.unreserve(qpn);
+            verbs::return_budget(&rxe.qp_count);
+            return Err(e);
+        }
+    };
+    let caps = QpCaps {
+        max_send_wr: sq_sizing.capacity,
+        max_send_sge: sq_layout.max_send_sge,
+        max_inline_data: sq_layout.max_inline_data,
+        max_recv_wr: rq_sizing.capacity,
+        max_recv_sge: req.cap.max_recv_sge,
+    };
+    let attrs = QpAttrs {
+        // rxe starts every QP at path MTU 256 (IB_MTU_256 = 1).
+        path_mtu: 1,
+        ..QpAttrs::default()
+    };
+    let src_port = udp_source_port(0, qpn, 0);
+    let sq_sig_all = req.sq_sig_all;
+    let body = pin_init!(QpBody {
+        qpn,
+        qp_type,
+        caps,
+        sq_sig_all,
+        state <- new_spinlock_irq!(
+            QpInner {
+                attrs,
+                sq,
+                rq: Some(rq),
+                src_port,
+            },
+            "RxeQp::state"
+        ),
+        uses <- UseCount::new(),
+    });
+    Ok((qpn, caps, body))
+}
+
+/// Publishes a created QP in the device's QP table.
+pub(crate) fn publish(rxe: &RxeDevice, qp: &RxeQp) -> Result {
+    // SAFETY: ib_core never moves a QP and frees it only after
+    // `destroy_qp`, which removes it from the table and drains its uses.
+    unsafe { rxe.qps.publish(qp.body.qpn, qp) }
+}
+
+/// Undoes [`create`] and [`publish`] before ib_core frees the QP: removes
+/// it from the table and waits for the data path to let go of it.
+pub(crate) fn destroy(rxe: &RxeDevice, qp: &RxeQp) {
+    rxe.qps.remove(qp.body.qpn);
+    qp.body.uses.drain();
+    verbs::return_budget(&rxe.qp_count);
+}
+
+/// Gives back what [`create`] took when ib_core's part failed after it.
+pub(crate) fn abandon(rxe: &RxeDevice, qpn: u32) {
+    rxe.qps.unreserve(qpn);
+    verbs::return_budget(&rxe.qp_count);
+}
+
+impl RxeQp {
+    /// `modify_qp`: ib_core's transition table, then rxe's rules, then the
+    /// attributes are stored. A move to RESET clears the rings.
+    pub(crate) fn modify(&self, rxe: &RxeDevice, req: &ModifyRequest) -> Result {
+        let body = &self.body;
+        let mut guard = body.state.lock();
+        let inner = &mut *guard;
+        let to_error = |e: QpAttrError| match e {
+            QpAttrError::UnsupportedMask => EOPNOTSUPP,
+            QpAttrError::Invalid => EINVAL,
+        };
+        inner
+            .attrs
+            .check(body.qp_type, req, &qp_limits(rxe), &cap_limits(rxe), inner.rq.is_none())
+            .map_err(to_error)?;
+        if !transition_ok(&inner.attrs, body.qp_type, req) {
+            return Err(EINVAL);
+        }
+        inner.attrs.apply(req);
+        if req.mask & crate::proto::qp_attr::mask::AV != 0 {
+            inner.src_port = udp_source_port(req.av.flow_label, body.qpn, inner.attrs.dest_qpn);
+        }
+        if req.mask & crate::proto::qp_attr::mask::STATE != 0 && inner.attrs.state == QpState::Reset {
+            inner.sq.ring.reset(&inner.sq.buf);
+            if let Some(rq) = &inner.rq {
+                rq.ring.reset(&rq.buf);
+            }
+        }
+        Ok(())
+    }
+
+    /// The attributes for `query_qp`.
+    pub(crate) fn attrs(&self) -> QpAttrs {
+        self.body.state.lock().attrs
+    }
+}

@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! ib_core's queue-pair objects: the `ib_qp` at the head of [`RxeQp`],
+//! conversion between `ib_qp_attr` / `rdma_ah_attr` and the driver's
+//! attribute types, ib_core's state-transition table, and the
+//! `ib_device_ops` adapters of the QP verbs.
+
+use super::{bindings, cq::Udata};
+use crate::{
+    proto::qp_attr::{
+        mask, AddressVector, AltPath, ModifyRequest, Network, QpAttrs, QpCaps, QpState, QpType,
+    },
+    qp::{QpCreate, RxeQp},
+};
+use kernel::{error::from_result, prelude::*, types::Opaque};
+
+/// The `ib_qp` embedded at the start of [`RxeQp`].
+///
+/// # Invariants
+///
+/// Heads an [`RxeQp`] that ib_core allocated (`size_ib_qp`); ib_core set
+/// `device`, `pd`, the CQs and the type before `create_qp`.
+#[repr(transparent)]
+pub(crate) struct IbQp(Opaque<bindings::ib_qp>);
+
+/// `ib_modify_qp_is_ok` for a request against the QP's current state.
+pub(crate) fn transition_ok(attrs: &QpAttrs, qp_type: QpType, req: &ModifyRequest) -> bool {
+    let cur = if req.mask & mask::CUR_STATE != 0 {
+        req.cur_qp_state
+    } else {
+        attrs.state as u32
+    };
+    let next = if req.mask & mask::STATE != 0 { req.qp_state } else { cur };
+    if QpState::from_raw(cur).is_none() || QpState::from_raw(next).is_none() {
+        return false;
+    }
+    // SAFETY: A pure table lookup; the states are in range (checked above).
+    unsafe { bindings::ib_modify_qp_is_ok(cur, next, qp_type as u32, req.mask) }
+}
+
+/// Reads the RoCE address vector of `ah`. `EINVAL` without a GRH or with a
+/// source GID that is neither RoCE v2 IPv4 nor IPv6 (rxe's `chk_attr`).
+fn read_av(ah: &bindings::rdma_ah_attr) -> Result<AddressVector> {
+    if u32::from(ah.ah_flags) & bindings::ib_ah_flags_IB_AH_GRH == 0 || ah.grh.sgid_attr.is_null() {
+        return Err(EINVAL);
+    }
+    // SAFETY: ib_core resolved and holds the source GID attribute for the
+    // duration of the verb.
+    let (sgid, network) = unsafe {
+        let gid_attr = &*ah.grh.sgid_attr;
+        (
+            gid_attr.gid.raw,
+            bindings::rxe_glue_gid_attr_network_type(ah.grh.sgid_attr) as u32,
+        )
+    };
+    let network = match network {
+        bindings::rdma_network_type_RDMA_NETWORK_IPV4 => Network::Ipv4,
+        bindings::rdma_network_type_RDMA_NETWORK_IPV6 => Network::Ipv6,
+        _ => return Err(EINVAL),
+    };
+    // SAFETY: A RoCE AH attribute uses the `roce` member of the union; all
+    // members are plain bytes.
+    let dmac = unsafe { ah.__bindgen_anon_1.roce.dmac };
+    Ok(AddressVector {
+        port_num: ah.port_num as u8,
+        // SAFETY: Every member of `ib_gid` is plain bytes.
+        dgid: unsafe { ah.grh.dgid.raw },
+        sgid,
+        sgid_index: ah.grh.sgid_index,
+        flow_label: ah.grh.flow_label,
+        hop_limit: ah.grh.hop_limit,
+        traffic_class: ah.grh.traffic_class,
+        dmac,
+        network,
+    })
+}
+
+/// Writes `av` as rxe reports it (`rxe_av_to_attr`): RoCE type, GRH, port.
+fn write_av(av: &AddressVector, ah: &mut bindings::rdma_ah_attr) {
+    ah.type_ = bindings::rdma_ah_attr_type_RDMA_AH_ATTR_TYPE_ROCE;
+    ah.grh.dgid.raw = av.dgid;
+    ah.grh.flow_label = av.flow_label;
+    ah.grh.sgid_index = av.sgid_index;
+    ah.grh.hop_limit = av.hop_limit;
+    ah.grh.traffic_class = av.traffic_class;
+    ah.ah_flags = bindings::ib_ah_flags_IB_AH_GRH as u8;
+    ah.port_num = u32::from(av.port_num);
+}
+
+fn caps_of(cap: &bindings::ib_qp_cap) -> QpCaps {
+    QpCaps {
+        max_send_wr: cap.max_send_wr,
+        max_recv_wr: cap.max_recv_wr,
+        max_send_sge: cap.max_send_sge,
+        max_recv_sge: cap.max_recv_sge,
+        max_inline_data: cap.max_inline_data,
+    }
+}
+
+fn write_caps(caps: &QpCaps, has_rq: bool, cap: &mut bindings::ib_qp_cap) {
+    cap.max_send_wr = caps.max_send_wr;
+    cap.max_send_sge = caps.max_send_sge;
+    cap.max_inline_data = caps.max_inline_data;
+    if has_rq {
+        cap.max_recv_wr = caps.max_recv_wr;
+        cap.max_recv_sge = caps.max_recv_sge;
+    }
+}
+
+/// Reads a modify request; the address vectors are resolved only when
+/// their mask bit is set.
+fn read_request(attr: &bindings::ib_qp_attr, m: u32) -> Result<ModifyRequest> {
+    let av = if m & mask::AV != 0 { read_av(&attr.ah_attr)? } else { AddressVector::default() };
+    let alt_av = if m & mask::ALT_PATH != 0 {
+        read_av(&attr.alt_ah_attr)?
+    } else {
+        AddressVector::default()
+    };
+    Ok(ModifyRequest {
+        mask: m,
+        qp_state: attr.qp_state,
+        cur_qp_state: attr.cur_qp_state,
+        en_sqd_async_notify: attr.en_sqd_async_notify != 0,
+        access: attr.qp_access_flags as u32,
+        pkey_index: attr.pkey_index,
+        port_num: attr.port_num,
+        qkey: attr.qkey,
+        av,
+        av_sgid_index: u32::from(attr.ah_attr.grh.sgid_index),
+        alt: AltPath {
+            av: alt_av,
+            port_num: attr.alt_port_num as u8,
+            pkey_index: attr.alt_pkey_index,
+            timeout: attr.alt_timeout,
+        },
+        alt_port_num: attr.alt_port_num,
+        alt_sgid_index: u32::from(attr.alt_ah_attr.grh.sgid_index),
+        path_mtu: attr.path_mtu,
+        timeout: attr.timeout,
+        retry_cnt: attr.retry_cnt,
+        rnr_retry: attr.rnr_retry,
+        rq_psn: attr.rq_psn,
+        max_rd_atomic: u32::from(attr.max_rd_atomic),
+        min_rnr_timer: attr.min_rnr_timer,
+        sq_psn: attr.sq_psn,
+        max_dest_rd_atomic: u32::from(attr.max_dest_rd_atomic),
+        path_mig_state: attr.path_mig_state,
+        dest_qpn: attr.dest_qp_num,
+        cap: caps_of(&attr.cap),
+    })
+}
+
+/// Fills `ib_qp_attr` from the QP's attributes (`rxe_qp_to_attr`).
+fn write_attrs(a: &QpAttrs, caps: &QpCaps, has_rq: bool, attr: &mut bindings::ib_qp_attr) {
+    *attr = bindings::ib_qp_attr::default();
+    attr.qp_state = a.state as u32;
+    attr.cur_qp_state = a.state as u32;
+    attr.path_mtu = u32::from(a.path_mtu);
+    attr.path_mig_state = a.path_mig_state;
+    attr.qkey = a.qkey;
+    attr.rq_psn = a.rq_psn.get();
+    attr.sq_psn = a.sq_psn.get();
+    attr.dest_qp_num = a.dest_qpn;
+    attr.qp_access_flags = a.access as c_int;
+    write_caps(caps, has_rq, &mut attr.cap);
+    write_av(&a.av, &mut attr.ah_attr);
+    write_av(&a.alt.av, &mut attr.alt_ah_attr);
+    attr.pkey_index = a.pkey_index;
+    attr.alt_pkey_index = a.alt.pkey_index;
+    attr.en_sqd_async_notify = u8::from(a.en_sqd_async_notify);
+    attr.sq_draining = u8::from(a.sq_draining);
+    attr.max_rd_atomic = a.max_rd_atomic.min(255) as u8;
+    attr.max_dest_rd_atomic = a.max_dest_rd_atomic.min(255) as u8;
+    attr.min_rnr_timer = a.min_rnr_timer;
+    attr.port_num = u32::from(a.port_num);
+    attr.timeout = a.timeout;
+    attr.retry_cnt = a.retry_cnt;
+    attr.rnr_retry = a.rnr_retry;
+    attr.alt_port_num = u32::from(a.alt.port_num);
+    attr.alt_timeout = a.alt.timeout;
+}
+
+/// Borrows the driver QP around an `ib_qp`.
+///
+/// # Safety
+///
+/// `ibqp` heads a live [`RxeQp`] whose body `create_qp_callback`
+/// initialised.
+unsafe fn rxe_qp<'a>(ibqp: *mut bindings::ib_qp) -> &'a RxeQp {
+    // CAST: `ibqp` is the first field of the `#[repr(C)]` `RxeQp`.
+    // SAFETY: Live and initialised by the caller's promise.
+    unsafe { &*ibqp.cast::<RxeQp>() }
+}
+
+pub(super) unsafe extern "C" fn create_qp_callback(
+    ibqp: *mut bindings::ib_qp,
+    init: *mut bindings::ib_qp_init_attr,
+    udata: *mut bindings::ib_udata,
+) -> c_int {
+    const { assert!(core::mem::offset_of!(RxeQp, ibqp) == 0) };
+    from_result(|| {
+        // SAFETY: ib_core passes a zeroed QP of `size_ib_qp` bytes with
+        // `device` set, the init attributes (which the driver updates with
+        // the real caps) and the call's udata, all live for the call.
+        let (rxe, init, udata) = unsafe {
+            (super::ib::rxe_of((*ibqp).device), &mut *init, Udata::from_raw(udata))
+        };
+        let req = QpCreate {
+            qp_type: init.qp_type,
+            cap: caps_of(&init.cap),
+            create_flags: init.create_flags,
+            has_cqs: !init.send_cq.is_null() && !init.recv_cq.is_null(),
+            has_srq: !init.srq.is_null(),
+            sq_sig_all: init.sq_sig_type == bindings::ib_sig_type_IB_SIGNAL_ALL_WR,
+        };
+        let (qpn, caps, body) = crate::qp::create(rxe, &req, udata)?;
+        let qp = ibqp.cast::<RxeQp>();
+        // SAFETY: The driver part of the zeroed object is memory ib_core
+        // never touches and never moves; it is initialised once here and
+        // dropped in `destroy_qp`.
+        if let Err(never) = unsafe { pin_init::raw_try_init(core::ptr::addr_of_mut!((*qp).body), body) } {
+            match never {}
+        }
+        // SAFETY: Initialised just above; ib_core reads `qp_num` after the
+        // call.
+        let qp = unsafe {
+            (*ibqp).qp_num = qpn;
+            &*qp
+        };
+        write_caps(&caps, true, &mut init.cap);
+        if let Err(e) = crate::qp::publish(rxe, qp) {
+            crate::qp::abandon(rxe, qpn);
+            // SAFETY: Initialised above and never published.
+            unsafe { core::ptr::drop_in_place(core::ptr::addr_of_mut!((*ibqp.cast::<RxeQp>()).body)) };
+            return Err(e);
+        }
+        Ok(0)
+    })
+}
+
+pub(super) unsafe extern "C" fn destroy_qp_callback(
+    ibqp: *mut bindings::ib_qp,
+    _udata: *mut bindings::ib_udata,
+) -> c_int {
+    // SAFETY: ib_core destroys only QPs that `create_qp` initialised, once.
+    let (rxe, qp) = unsafe { (super::ib::rxe_of((*ibqp).device), rxe_qp(ibqp)) };
+    crate::qp::destroy(rxe, qp);
+    // SAFETY: Initialised in `create_qp_callback`; removed from the table and
+    // drained, so nothing uses it; ib_core frees the memory after we return.
+    unsafe { core::ptr::drop_in_place(core::ptr::addr_of_mut!((*ibqp.cast::<RxeQp>()).body)) };
+    0
+}
+
+pub(super) unsafe extern "C" fn modify_qp_callback(
+    ibqp: *mut bindings::ib_qp,
+    attr: *mut bindings::ib_qp_attr,
+    attr_mask: c_int,
+    _udata: *mut bindings::ib_udata,
+) -> c_int {
+    from_result(|| {
+        // SAFETY: ib_core passes a live QP of ours and the attributes, with
+        // the source GID attributes it resolved held for the call.
+        let (rxe, qp, attr) =
+            unsafe { (super::ib::rxe_of((*ibqp).device), rxe_qp(ibqp), &*attr) };
+        let req = read_request(attr, attr_mask as u32)?;
+        qp.modify(rxe, &req)?;
+        Ok(0)
+    })
+}
+
+pub(super) unsafe extern "C" fn query_qp_callback(
+    ibqp: *mut bindings::ib_qp,
+    attr: *mut bindings::ib_qp_attr,
+    _attr_mask: c_int,
+    init: *mut bindings::ib_qp_init_attr,
+) -> c_int {
+    // SAFETY: ib_core passes a live QP of ours and buffers for the answer.
+    let (qp, attr, init, ib) = unsafe { (rxe_qp(ibqp), &mut *attr, &mut *init, &*ibqp) };
+    let body = &qp.body;
+    let a = qp.attrs();
+    let has_rq = ib.srq.is_null();
+    write_attrs(&a, &body.caps, has_rq, attr);
+    init.event_handler = ib.event_handler;
+    init.qp_context = ib.qp_context;
+    init.send_cq = ib.send_cq;
+    init.recv_cq = ib.recv_cq;
+    init.srq = ib.srq;
+    write_caps(&body.caps, has_rq, &mut init.cap);
+    init.sq_sig_type = if body.sq_sig_all {
+        bindings::ib_sig_type_IB_SIGNAL_ALL_WR
+    } else {
+        bindings::ib_sig_type_IB_SIGNAL_REQ_WR
+    };
+    init.qp_type = ib.qp_type;
+    init.port_num = 1;
+    0
+}
+
+pub(super) unsafe extern "C" fn post_send_callback(
+    _ibqp: *mut bindings::ib_qp,
+    _wr: *const bindings::ib_send_wr,
+    _bad_wr: *mut *const bindings::ib_send_wr,
+) -> c_int {
+    // The requester is not in the kernel module yet: a doorbell (or a
+    // kernel work request) is refused rather than left unprocessed.
+    EOPNOTSUPP.to_errno()
+}
