@@ -23,13 +23,12 @@ rdma link add rxe0 type rxe netdev veth-a
 ip netns exec peer rdma link add rxe1 type rxe netdev veth-b
 sleep 2
 
-# gid_index DEV PATTERN: index of the GID matching PATTERN.
+# gid_index DEV PATTERN: index of the first GID matching PATTERN. One grep
+# over the whole table: a process per GID takes minutes under TCG.
 gid_index() {
     local g
-    for g in /sys/class/infiniband/$1/ports/1/gids/*; do
-        if grep -q "$2" "$g" 2>/dev/null; then basename "$g"; return; fi
-    done
-    return 1
+    g=$(grep -ls "$2" /sys/class/infiniband/$1/ports/1/gids/* | sort -t/ -k9 -n | head -1)
+    [ -n "$g" ] && basename "$g"
 }
 g4a=$(gid_index rxe0 ffff:0a00:0001); g4b=$(gid_index rxe1 ffff:0a00:0002)
 g6a=$(gid_index rxe0 '^2001:0db8'); g6b=$(gid_index rxe1 '^2001:0db8')
@@ -40,20 +39,31 @@ tcpdump -i veth-a -U -s 0 -w "$out" udp port 4791 2>/dev/null &
 tcpdump_pid=$!
 sleep 2
 
+# pair SERVER_ARGS -- CLIENT_ARGS: run a server in "peer" and its client
+# here; a failing pair is reported, the capture goes on.
+pair() {
+    local server=() client=()
+    while [ "$1" != -- ]; do server+=("$1"); shift; done; shift
+    client=("$@")
+    ip netns exec peer timeout 300 "${server[@]}" > /tmp/server.log 2>&1 &
+    local server_pid=$!
+    sleep 3
+    if timeout 300 "${client[@]}" > /tmp/client.log 2>&1 && wait "$server_pid"; then
+        echo "ok: ${client[*]}"
+    else
+        echo "FAILED: ${client[*]}"; cat /tmp/client.log /tmp/server.log
+        kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true
+    fi
+}
+
 # SEND, single packet and multi-packet (MTU 1024), IPv4 and IPv6.
-ip netns exec peer ibv_rc_pingpong -d rxe1 -g "$g4b" -s 64 -n 2 > /tmp/s.log 2>&1 &
-sleep 2; ibv_rc_pingpong -d rxe0 -g "$g4a" -s 64 -n 2 10.0.0.2; wait
-ip netns exec peer ibv_rc_pingpong -d rxe1 -g "$g4b" -s 3000 -m 1024 -n 1 > /tmp/s.log 2>&1 &
-sleep 2; ibv_rc_pingpong -d rxe0 -g "$g4a" -s 3000 -m 1024 -n 1 10.0.0.2; wait
-ip netns exec peer ibv_rc_pingpong -d rxe1 -g "$g6b" -s 100 -n 1 > /tmp/s.log 2>&1 &
-sleep 2; ibv_rc_pingpong -d rxe0 -g "$g6a" -s 100 -n 1 2001:db8::2; wait
+pair ibv_rc_pingpong -d rxe1 -g "$g4b" -s 64 -n 2 -- ibv_rc_pingpong -d rxe0 -g "$g4a" -s 64 -n 2 10.0.0.2
+pair ibv_rc_pingpong -d rxe1 -g "$g4b" -s 3000 -m 1024 -n 1 -- ibv_rc_pingpong -d rxe0 -g "$g4a" -s 3000 -m 1024 -n 1 10.0.0.2
+pair ibv_rc_pingpong -d rxe1 -g "$g6b" -s 100 -n 1 -- ibv_rc_pingpong -d rxe0 -g "$g6a" -s 100 -n 1 10.0.0.2
 # WRITE, READ and ATOMIC through perftest, few iterations.
-ip netns exec peer ib_write_bw -d rxe1 -x "$g4b" -s 2100 -n 3 -m 1024 > /tmp/s.log 2>&1 &
-sleep 2; ib_write_bw -d rxe0 -x "$g4a" -s 2100 -n 3 -m 1024 10.0.0.2 > /tmp/c.log; wait
-ip netns exec peer ib_read_bw -d rxe1 -x "$g4b" -s 1500 -n 3 -m 1024 > /tmp/s.log 2>&1 &
-sleep 2; ib_read_bw -d rxe0 -x "$g4a" -s 1500 -n 3 -m 1024 10.0.0.2 > /tmp/c.log; wait
-ip netns exec peer ib_atomic_bw -d rxe1 -x "$g4b" -n 3 > /tmp/s.log 2>&1 &
-sleep 2; ib_atomic_bw -d rxe0 -x "$g4a" -n 3 10.0.0.2 > /tmp/c.log; wait
+pair ib_write_bw -d rxe1 -x "$g4b" -s 2100 -n 5 -m 1024 -- ib_write_bw -d rxe0 -x "$g4a" -s 2100 -n 5 -m 1024 10.0.0.2
+pair ib_read_bw -d rxe1 -x "$g4b" -s 1500 -n 5 -m 1024 -- ib_read_bw -d rxe0 -x "$g4a" -s 1500 -n 5 -m 1024 10.0.0.2
+pair ib_atomic_bw -d rxe1 -x "$g4b" -n 5 -- ib_atomic_bw -d rxe0 -x "$g4a" -n 5 10.0.0.2
 sleep 1
 kill "$tcpdump_pid"; wait "$tcpdump_pid" 2>/dev/null || true
 tcpdump -r "$out" -nn 2>/dev/null | awk '{print $3, $5}' | sort | uniq -c | head
