@@ -53,6 +53,10 @@ pub(crate) struct RxeDevice {
     pub(crate) qp_count: AtomicU32,
     /// Queue pairs by QP number.
     pub(crate) qps: IndexTable<crate::qp::RxeQp>,
+    /// Created address handles.
+    pub(crate) ah_count: AtomicU32,
+    /// Address handles by AH number.
+    pub(crate) ahs: IndexTable<crate::ah::RxeAh>,
     /// Hardware counters reported by `get_hw_stats`.
     pub(crate) counters: Counters,
 }
@@ -103,6 +107,8 @@ pub(crate) fn newlink(name: &CStr, ndev: &NetDevice) -> Result {
         unsafe { rxe.keys.init() };
         // SAFETY: As for the key table.
         unsafe { rxe.qps.init() };
+        // SAFETY: As for the key table.
+        unsafe { rxe.ahs.init() };
         netns::acquire_sockets(net)?;
         // From here on the socket use belongs to the device: `release`
         // gives it back on every path, including a failed registration.
@@ -268,6 +274,8 @@ impl RxeDevice {
         unsafe { self.keys.destroy() };
         // SAFETY: ib_core destroyed every QP before freeing the device.
         unsafe { self.qps.destroy() };
+        // SAFETY: ib_core destroyed every AH before freeing the device.
+        unsafe { self.ahs.destroy() };
     }
 }
 

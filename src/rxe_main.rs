@@ -9,6 +9,7 @@
 use kernel::prelude::*;
 
 pub mod abi;
+mod ah;
 mod counters;
 mod cq;
 mod device;

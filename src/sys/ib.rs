@@ -271,6 +271,10 @@ fn device_ops() -> bindings::ib_device_ops {
         get_dma_mr: Some(super::mr::get_dma_mr_callback),
         reg_user_mr: Some(super::mr::reg_user_mr_callback),
         dereg_mr: Some(super::mr::dereg_mr_callback),
+        create_ah: Some(super::ah::create_ah_callback),
+        create_user_ah: Some(super::ah::create_ah_callback),
+        query_ah: Some(super::ah::query_ah_callback),
+        destroy_ah: Some(super::ah::destroy_ah_callback),
         create_qp: Some(super::qp::create_qp_callback),
         modify_qp: Some(super::qp::modify_qp_callback),
         query_qp: Some(super::qp::query_qp_callback),
@@ -286,6 +290,7 @@ fn device_ops() -> bindings::ib_device_ops {
         size_ib_cq: core::mem::size_of::<crate::cq::RxeCq>(),
         size_ib_ucontext: core::mem::size_of::<verbs::RxeUcontext>(),
         size_ib_qp: core::mem::size_of::<crate::qp::RxeQp>(),
+        size_ib_ah: core::mem::size_of::<crate::ah::RxeAh>(),
         ..Default::default()
     }
 }

@@ -4,6 +4,7 @@
 //! the C objects the driver touches (ib_device, net_device, UDP tunnel
 //! sockets, per-namespace storage, the netdev notifier, rdma_link_ops).
 
+pub(crate) mod ah;
 pub(crate) mod bindings;
 pub(crate) mod cq;
 pub(crate) mod ib;

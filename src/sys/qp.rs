@@ -40,7 +40,7 @@ pub(crate) fn transition_ok(attrs: &QpAttrs, qp_type: QpType, req: &ModifyReques
 
 /// Reads the RoCE address vector of `ah`. `EINVAL` without a GRH or with a
 /// source GID that is neither RoCE v2 IPv4 nor IPv6 (rxe's `chk_attr`).
-fn read_av(ah: &bindings::rdma_ah_attr) -> Result<AddressVector> {
+pub(super) fn read_av(ah: &bindings::rdma_ah_attr) -> Result<AddressVector> {
     if u32::from(ah.ah_flags) & bindings::ib_ah_flags_IB_AH_GRH == 0 || ah.grh.sgid_attr.is_null() {
         return Err(EINVAL);
     }
@@ -76,7 +76,7 @@ fn read_av(ah: &bindings::rdma_ah_attr) -> Result<AddressVector> {
 }
 
 /// Writes `av` as rxe reports it (`rxe_av_to_attr`): RoCE type, GRH, port.
-fn write_av(av: &AddressVector, ah: &mut bindings::rdma_ah_attr) {
+pub(super) fn write_av(av: &AddressVector, ah: &mut bindings::rdma_ah_attr) {
     ah.type_ = bindings::rdma_ah_attr_type_RDMA_AH_ATTR_TYPE_ROCE;
     ah.grh.dgid.raw = av.dgid;
     ah.grh.flow_label = av.flow_label;

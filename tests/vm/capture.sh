@@ -47,8 +47,14 @@ pair() {
     client=("$@")
     ip netns exec peer timeout 300 "${server[@]}" > /tmp/server.log 2>&1 &
     local server_pid=$!
-    sleep 3
-    if timeout 300 "${client[@]}" > /tmp/client.log 2>&1 && wait "$server_pid"; then
+    # The server may take seconds to listen under TCG: retry the connect.
+    local try ok=false
+    for try in 1 2 3 4 5 6; do
+        sleep 3
+        if timeout 300 "${client[@]}" > /tmp/client.log 2>&1; then ok=true; break; fi
+        grep -q "Couldn't connect\|Unable to connect\|Connection refused" /tmp/client.log || break
+    done
+    if $ok && wait "$server_pid"; then
         echo "ok: ${client[*]}"
     else
         echo "FAILED: ${client[*]}"; cat /tmp/client.log /tmp/server.log
