@@ -14,6 +14,7 @@
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_netlink.h>
+#include <rdma/uverbs_ioctl.h>
 #include <uapi/rdma/ib_user_ioctl_verbs.h>
 #include <uapi/rdma/rdma_user_rxe.h>
 #include "rxe_glue.h"

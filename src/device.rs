@@ -57,6 +57,10 @@ pub(crate) struct RxeDevice {
     pub(crate) ah_count: AtomicU32,
     /// Address handles by AH number.
     pub(crate) ahs: IndexTable<crate::ah::RxeAh>,
+    /// Created shared receive queues.
+    pub(crate) srq_count: AtomicU32,
+    /// Shared receive queues by SRQ number.
+    pub(crate) srqs: IndexTable<crate::srq::RxeSrq>,
     /// Hardware counters reported by `get_hw_stats`.
     pub(crate) counters: Counters,
 }
@@ -109,6 +113,8 @@ pub(crate) fn newlink(name: &CStr, ndev: &NetDevice) -> Result {
         unsafe { rxe.qps.init() };
         // SAFETY: As for the key table.
         unsafe { rxe.ahs.init() };
+        // SAFETY: As for the key table.
+        unsafe { rxe.srqs.init() };
         netns::acquire_sockets(net)?;
         // From here on the socket use belongs to the device: `release`
         // gives it back on every path, including a failed registration.
@@ -276,6 +282,8 @@ impl RxeDevice {
         unsafe { self.qps.destroy() };
         // SAFETY: ib_core destroyed every AH before freeing the device.
         unsafe { self.ahs.destroy() };
+        // SAFETY: ib_core destroyed every SRQ before freeing the device.
+        unsafe { self.srqs.destroy() };
     }
 }
 

@@ -185,19 +185,19 @@ pub(crate) fn create(
     if !req.has_cqs {
         return Err(EINVAL);
     }
-    if req.has_srq {
-        // No SRQ can exist yet (create_srq is not offered).
-        return Err(EOPNOTSUPP);
-    }
     check_caps(&req.cap, &cap_limits(rxe), req.has_srq).map_err(|_| EINVAL)?;
 
     let line = crate::sys::cache_line_size();
     let sq_layout = sq_caps(req.cap.max_send_sge, req.cap.max_inline_data).ok_or(EINVAL)?;
     let sq_sizing = QueueGeometry::for_request(req.cap.max_send_wr, sq_layout.elem_size, line)
         .map_err(sizing_error)?;
-    let rq_elem = recv_elem_size(req.cap.max_recv_sge).ok_or(EINVAL)?;
-    let rq_sizing =
-        QueueGeometry::for_request(req.cap.max_recv_wr, rq_elem, line).map_err(sizing_error)?;
+    // With an SRQ the QP has no receive ring of its own.
+    let rq_sizing = if req.has_srq {
+        None
+    } else {
+        let rq_elem = recv_elem_size(req.cap.max_recv_sge).ok_or(EINVAL)?;
+        Some(QueueGeometry::for_request(req.cap.max_recv_wr, rq_elem, line).map_err(sizing_error)?)
+    };
 
     verbs::take_budget(&rxe.qp_count, params::MAX_QP)?;
     let qpn = match rxe.qps.reserve(params::MIN_QP_INDEX, params::MAX_QP_INDEX) {
@@ -209,10 +209,14 @@ pub(crate) fn create(
     };
     let queues = (|| {
         let sq = new_queue(&sq_sizing, udata)?;
-        let rq = new_queue(&rq_sizing, udata)?;
+        let rq = match &rq_sizing {
+            Some(sizing) => Some(new_queue(sizing, udata)?),
+            None => None,
+        };
         if let Some(u) = udata {
             let resp = CreateQpResp {
-                rq_mi: rq.buf.mmap_info().unwrap_or_default(),
+                // All zero with an SRQ: librxe then maps no RQ.
+                rq_mi: rq.as_ref().and_then(|rq| rq.buf.mmap_info()).unwrap_or_default(),
                 sq_mi: sq.buf.mmap_info().unwrap_or_default(),
             };
             let mut bytes = [0u8; CreateQpResp::SIZE];
@@ -233,8 +237,8 @@ pub(crate) fn create(
         max_send_wr: sq_sizing.capacity,
         max_send_sge: sq_layout.max_send_sge,
         max_inline_data: sq_layout.max_inline_data,
-        max_recv_wr: rq_sizing.capacity,
-        max_recv_sge: req.cap.max_recv_sge,
+        max_recv_wr: rq_sizing.as_ref().map_or(0, |s| s.capacity),
+        max_recv_sge: if req.has_srq { 0 } else { req.cap.max_recv_sge },
     };
     let attrs = QpAttrs {
         // rxe starts every QP at path MTU 256 (IB_MTU_256 = 1).
@@ -252,7 +256,7 @@ pub(crate) fn create(
             QpInner {
                 attrs,
                 sq,
-                rq: Some(rq),
+                rq,
                 src_port,
             },
             "RxeQp::state"

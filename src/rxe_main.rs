@@ -19,6 +19,7 @@ mod params;
 mod qp;
 pub mod proto;
 mod recv;
+mod srq;
 mod sys;
 mod verbs;
 

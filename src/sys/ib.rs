@@ -275,6 +275,10 @@ fn device_ops() -> bindings::ib_device_ops {
         create_user_ah: Some(super::ah::create_ah_callback),
         query_ah: Some(super::ah::query_ah_callback),
         destroy_ah: Some(super::ah::destroy_ah_callback),
+        create_srq: Some(super::srq::create_srq_callback),
+        modify_srq: Some(super::srq::modify_srq_callback),
+        query_srq: Some(super::srq::query_srq_callback),
+        destroy_srq: Some(super::srq::destroy_srq_callback),
         create_qp: Some(super::qp::create_qp_callback),
         modify_qp: Some(super::qp::modify_qp_callback),
         query_qp: Some(super::qp::query_qp_callback),
@@ -291,6 +295,7 @@ fn device_ops() -> bindings::ib_device_ops {
         size_ib_ucontext: core::mem::size_of::<verbs::RxeUcontext>(),
         size_ib_qp: core::mem::size_of::<crate::qp::RxeQp>(),
         size_ib_ah: core::mem::size_of::<crate::ah::RxeAh>(),
+        size_ib_srq: core::mem::size_of::<crate::srq::RxeSrq>(),
         ..Default::default()
     }
 }

@@ -12,6 +12,7 @@ pub(crate) mod mr;
 pub(crate) mod net;
 pub(crate) mod qp;
 pub(crate) mod queue;
+pub(crate) mod srq;
 pub(crate) mod table;
 
 /// Number of possible CPUs (`num_possible_cpus()`).

@@ -227,7 +227,7 @@ pub(super) unsafe extern "C" fn create_qp_callback(
             (*ibqp).qp_num = qpn;
             &*qp
         };
-        write_caps(&caps, true, &mut init.cap);
+        write_caps(&caps, !req.has_srq, &mut init.cap);
         if let Err(e) = crate::qp::publish(rxe, qp) {
             crate::qp::abandon(rxe, qpn);
             // SAFETY: Initialised above and never published.
