@@ -114,3 +114,12 @@ link_state_is() {
 roce_port_listening() {
     ss -Huln ${1:-} sport = :4791 | grep -q ':4791'
 }
+
+# same_in_both_drivers STEM WHAT: the outputs a test wrote for each driver
+# in this boot ($RXE_LOGDIR/STEM-c.txt and STEM-rust.txt) are identical.
+same_in_both_drivers() {
+    local c=$RXE_LOGDIR/$1-c.txt r=$RXE_LOGDIR/$1-rust.txt
+    [ -s "$c" ] && [ -s "$r" ] || fail "missing $1 output of a driver"
+    diff -u "$c" "$r" || fail "$2 differ"
+    note "ok: identical $2 ($(wc -l < "$r") lines)"
+}

@@ -8,8 +8,8 @@ from pyverbs.device import Context
 from pyverbs.pd import PD
 from pyverbs.mr import MR
 import pyverbs.mem_alloc as mem
-from pyverbs.pyverbs_error import PyverbsRDMAError
 import pyverbs.enums as e
+from verbs_util import expect_errno
 
 LW = e.IBV_ACCESS_LOCAL_WRITE
 RW = e.IBV_ACCESS_REMOTE_WRITE
@@ -18,14 +18,6 @@ RA = e.IBV_ACCESS_REMOTE_ATOMIC
 MR_INDEX_MAX = (1 << 20) >> 1
 PAGE = 4096
 
-
-def expect_errno(what, want, fn):
-    try:
-        fn()
-    except PyverbsRDMAError as err:
-        assert err.error_code == want, (what, err.error_code, want)
-        return
-    raise AssertionError(what + " succeeded")
 
 
 def check_keys(mr, keys):

@@ -6,38 +6,18 @@ attribute checks (bad transitions, MTU, timeout, rd_atomic, access). The
 queried values are written to $RXE_LOGDIR/qp-$RXE_DRIVER.txt for
 cmp_qp.sh. Traffic needs the data path and is not tested here."""
 import errno
-import os
 import sys
 from pyverbs.device import Context
 from pyverbs.pd import PD
 from pyverbs.cq import CQ
 from pyverbs.qp import QP, QPCap, QPInitAttr, QPAttr
 from pyverbs.addr import AHAttr, GlobalRoute
-from pyverbs.pyverbs_error import PyverbsRDMAError
 import pyverbs.enums as e
+from verbs_util import Record, expect_errno, rxe_capacity
 
-out = open(os.path.join(os.environ["RXE_LOGDIR"], "qp-%s.txt" % os.environ["RXE_DRIVER"]), "w")
-
-
-def record(what, value):
-    print(what, value)
-    out.write("%s %s\n" % (what, value))
+record = Record("qp")
 
 
-def expect_errno(what, want, fn):
-    try:
-        fn()
-    except PyverbsRDMAError as err:
-        assert err.error_code == want, (what, err.error_code, want)
-        return
-    raise AssertionError(what + " succeeded")
-
-
-def pow2_slots_minus_one(n):
-    slots = 1
-    while slots < n + 1:
-        slots <<= 1
-    return slots - 1
 
 
 ctx = Context(name="rxe0")
@@ -65,7 +45,7 @@ for send_wr, recv_wr, send_sge, recv_sge, inline in (
     area = max(16 * send_sge, inline)
     got = (init.max_send_wr, init.max_recv_wr, init.max_send_sge, init.max_recv_sge,
            init.max_inline_data)
-    want = (pow2_slots_minus_one(send_wr), pow2_slots_minus_one(recv_wr), area // 16,
+    want = (rxe_capacity(send_wr), rxe_capacity(recv_wr), area // 16,
             recv_sge, area)
     assert got == want, (got, want)
     record("caps %s" % ((send_wr, recv_wr, send_sge, recv_sge, inline),), got)

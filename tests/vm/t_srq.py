@@ -5,7 +5,6 @@ attribute checks, RC QPs attached to an SRQ, and a process that exits with
 SRQs open. Values read back are written to $RXE_LOGDIR/srq-$RXE_DRIVER.txt
 for cmp_srq.sh. The limit event needs traffic and is not tested here."""
 import errno
-import os
 import sys
 from pyverbs.device import Context
 from pyverbs.pd import PD
@@ -16,22 +15,10 @@ from pyverbs.qp import QP, QPCap, QPInitAttr
 from pyverbs.wr import RecvWR, SGE
 from pyverbs.pyverbs_error import PyverbsError, PyverbsRDMAError
 import pyverbs.enums as e
+from verbs_util import Record, expect_errno
 
-out = open(os.path.join(os.environ["RXE_LOGDIR"], "srq-%s.txt" % os.environ["RXE_DRIVER"]), "w")
+record = Record("srq")
 
-
-def record(what, value):
-    print(what, value)
-    out.write("%s %s\n" % (what, value))
-
-
-def expect_errno(what, want, fn):
-    try:
-        fn()
-    except PyverbsRDMAError as err:
-        assert err.error_code == want, (what, err.error_code, want)
-        return
-    raise AssertionError(what + " succeeded")
 
 
 ctx = Context(name="rxe0")
