@@ -21,4 +21,5 @@ pub mod replay;
 pub mod requester;
 pub mod responder;
 pub mod translate;
+pub mod work_request;
 pub mod transport;

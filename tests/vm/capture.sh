@@ -74,3 +74,9 @@ sleep 1
 kill "$tcpdump_pid"; wait "$tcpdump_pid" 2>/dev/null || true
 tcpdump -r "$out" -nn 2>/dev/null | awk '{print $3, $5}' | sort | uniq -c | head
 echo "captured $(tcpdump -r "$out" -nn 2>/dev/null | wc -l) packets"
+
+# Tear down in order: the devices first, then the namespace and the veth.
+rdma link del rxe0
+ip netns exec peer rdma link del rxe1
+ip netns delete peer
+ip link del veth-a 2>/dev/null || true
