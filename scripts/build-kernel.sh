@@ -13,7 +13,7 @@ src_tar=/usr/src/linux-source-7.3.tar.xz
 key=$( {
     dpkg-query -W -f='${Version}\n' linux-source-7.3
     cat "$here/kernel/rxe-rs.config"
-    "$RUSTC" --version; clang --version | head -1; "$BINDGEN" --version
+    "$RXE_RUSTC" --version; clang --version | head -1; "$BINDGEN" --version
 } | sha256sum | cut -c1-16)
 kdir=$RXE_CACHE/kernel-$key
 log=$RXE_CACHE/kernel-$key.log
@@ -44,7 +44,7 @@ if [ ! -f "$kdir/Makefile" ]; then
     fi
     mv "$kdir.tmp" "$kdir"
 fi
-kmake() { make -C "$kdir" LLVM=1 RUSTC="$RUSTC" BINDGEN="$BINDGEN" -j"$(nproc)" "$@"; }
+kmake() { make -C "$kdir" LLVM=1 RUSTC="$RXE_RUSTC" BINDGEN="$BINDGEN" -j"$(nproc)" "$@"; }
 kmake rustavailable
 kmake defconfig >/dev/null
 (cd "$kdir" && KCONFIG_CONFIG=.config scripts/kconfig/merge_config.sh -m .config \

@@ -3,7 +3,11 @@
 # must see the kernel tree (for its modules).
 RXE_CACHE=${RXE_CACHE:-/opt/rxe-rs}
 export PATH=/usr/lib/llvm-19/bin:$HOME/.cargo/bin:$PATH
-export RUSTC=/usr/bin/rustc
+# The kernel is built with Debian's rustc (the version its Rust support
+# wants); the host crate with the machine's rustup toolchain, whose clippy
+# must read what its rustc compiled. So RUSTC is not exported: a cargo that
+# inherited it would compile with one rustc and lint with another.
+RXE_RUSTC=/usr/bin/rustc
 export BINDGEN=$RXE_CACHE/bindgen/bin/bindgen
 VNG=$RXE_CACHE/venv/bin/vng
 
