@@ -15,7 +15,6 @@ from pyverbs.addr import AHAttr, GlobalRoute
 import pyverbs.enums as e
 from verbs_util import Record, expect_errno, rxe_capacity
 
-record = Record("qp")
 
 
 
@@ -35,6 +34,9 @@ if len(sys.argv) > 1 and sys.argv[1] == "--exit-with-open-qps":
     qps = [rc_qp() for _ in range(4)]
     qps[0].to_init(QPAttr(qp_state=e.IBV_QPS_INIT))
     sys.exit(0)
+
+# Not before the exit above: that run must not truncate the record.
+record = Record("qp")
 
 # Capacities: queues rounded to 2^k - 1, the SQ data area is
 # max(16 * sge, inline) and both caps are raised to fill it.

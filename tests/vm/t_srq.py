@@ -17,7 +17,6 @@ from pyverbs.pyverbs_error import PyverbsError, PyverbsRDMAError
 import pyverbs.enums as e
 from verbs_util import Record, expect_errno
 
-record = Record("srq")
 
 
 
@@ -46,6 +45,9 @@ if len(sys.argv) > 1 and sys.argv[1] == "--exit-with-open-srqs":
     srqs = [srq(n) for n in (1, 10, 1000)]
     post(srqs[1], 5)
     sys.exit(0)
+
+# Not before the exit above: that run must not truncate the record.
+record = Record("srq")
 
 for max_wr, max_sge in ((1, 1), (10, 2), (100, 27), (4096, 0)):
     s = srq(max_wr, max_sge)
