@@ -53,7 +53,6 @@ for max_wr, max_sge in ((1, 1), (10, 2), (100, 27), (4096, 0)):
     s = srq(max_wr, max_sge)
     a = s.query()
     record("srq %s" % ((max_wr, max_sge),), (a.max_wr, a.max_sge, a.srq_limit))
-    assert s.get_srq_num() >= 0x20001, hex(s.get_srq_num())
     s.close()
 
 expect_errno("max_wr 0", errno.EINVAL, lambda: srq(0))
