@@ -14,11 +14,11 @@ failures=()
 
 mount -t debugfs none /sys/kernel/debug 2>/dev/null || true
 
-record() { # name status
+record() { # name status [duration]
     case $2 in
-        0) passed=$((passed + 1)); echo "PASS $1" ;;
-        4) skipped=$((skipped + 1)); echo "SKIP $1" ;;
-        *) failed=$((failed + 1)); failures+=("$1"); echo "FAIL $1" ;;
+        0) passed=$((passed + 1)); echo "PASS $1 ${3:-}" ;;
+        4) skipped=$((skipped + 1)); echo "SKIP $1 ${3:-}" ;;
+        *) failed=$((failed + 1)); failures+=("$1"); echo "FAIL $1 ${3:-}" ;;
     esac
 }
 
@@ -27,10 +27,11 @@ run_one() { # name command...
     local log="$RXE_LOGDIR/tests/$name.log"
     mkdir -p "$(dirname "$log")"
     echo "== $name"
+    local start=$SECONDS
     timeout --kill-after=10 "${RXE_TEST_TIMEOUT:-1800}" "$@" > "$log" 2>&1
     local rc=$?
     [ $rc = 0 ] || sed 's/^/    /' "$log" | tail -25
-    record "$name" $rc
+    record "$name" $rc "$((SECONDS - start)) s"
 }
 
 selftests_dir=${RXE_KDIR:-}/tools/testing/selftests/rdma
