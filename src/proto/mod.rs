@@ -9,6 +9,7 @@
 //! machines, never calls.
 
 pub mod access;
+pub mod admission;
 pub mod aeth;
 pub mod error;
 pub mod headers;
