@@ -78,11 +78,11 @@ pub fn admit(pkt: &Packet<'_>, qp: &QpView, src: &[u8; 16], dst: &[u8; 16]) -> R
     } else {
         Direction::Response
     };
-    let ready = match (direction, qp.state) {
-        (Direction::Request, QpState::Rtr | QpState::Rts | QpState::Sqd | QpState::Sqe) => true,
-        (Direction::Response, QpState::Rts | QpState::Sqd | QpState::Sqe) => true,
-        _ => false,
-    };
+    let ready = matches!(
+        (direction, qp.state),
+        (Direction::Request, QpState::Rtr | QpState::Rts | QpState::Sqd | QpState::Sqe)
+            | (Direction::Response, QpState::Rts | QpState::Sqd | QpState::Sqe)
+    );
     if !ready {
         return Err(AdmissionDrop::NotReady);
     }
