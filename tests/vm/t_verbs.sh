@@ -1,0 +1,22 @@
+# The verbs objects through stock librxe (pyverbs), all on one device: user
+# contexts and PDs (t_pd.py), CQs (t_cq.py), MRs (t_mr.py), QPs (t_qp.py),
+# SRQs (t_srq.py) and AHs (t_ah.py); each script but t_pd.py runs a second
+# time ending its process with its objects still open, for the kernel to
+# clean up. One test rather than six: setting a device up and tearing it
+# down takes most of a minute under TCG.
+. "$(dirname "$0")/lib.sh"
+
+/usr/bin/python3 -c "import pyverbs" 2>/dev/null || fail "python3-pyverbs missing"
+rxe_load || fail "modprobe"
+veth_pair
+expect "add rxe0" rdma link add rxe0 type rxe netdev veth-a
+wait_for 10 link_state_is rxe0 ACTIVE || fail "port not active"
+wait_for 20 sh -c "grep -qs ffff:0a00:0001 /sys/class/infiniband/rxe0/ports/1/gids/*" \
+    || fail "no IPv4 GID"
+for t in pd cq mr qp srq ah; do
+    expect "$t" /usr/bin/python3 "$(dirname "$0")/t_$t.py"
+    sed 's/^/    /' /tmp/expect.out
+    [ $t = pd ] || expect "$t: process exiting with its objects open" \
+        /usr/bin/python3 "$(dirname "$0")/t_$t.py" --exit-with-open-${t}s
+done
+expect "device can be removed after contexts close" rdma link del rxe0
