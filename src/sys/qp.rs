@@ -286,6 +286,13 @@ pub(super) unsafe extern "C" fn query_qp_callback(
     init.recv_cq = ib.recv_cq;
     init.srq = ib.srq;
     write_caps(&body.caps, has_rq, &mut init.cap);
+    if !has_rq {
+        // ib_core hands us `init` from an unzeroed allocation and copies
+        // it to user space: a QP on an SRQ reports no receive queue rather
+        // than stale kernel memory (which is what the C driver returns).
+        init.cap.max_recv_wr = 0;
+        init.cap.max_recv_sge = 0;
+    }
     init.sq_sig_type = if body.sq_sig_all {
         bindings::ib_sig_type_IB_SIGNAL_ALL_WR
     } else {

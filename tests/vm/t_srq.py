@@ -89,7 +89,9 @@ expect_errno("resize below the limit", errno.EINVAL,
 cap = QPCap(max_send_wr=4, max_recv_wr=0, max_send_sge=1, max_recv_sge=0)
 qps = [QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq, srq=s, cap=cap)) for _ in range(3)]
 _, init = qps[0].query(e.IBV_QP_CAP)
-record("qp on srq caps", (init.max_send_wr, init.max_recv_wr, init.max_recv_sge))
+# Only the send side: for a QP on an SRQ the C driver leaves the receive
+# caps of query_qp unset, and ib_core's buffer for them is not zeroed.
+record("qp on srq caps", init.max_send_wr)
 for q in qps:
     q.close()
 s.close()
