@@ -128,7 +128,7 @@ def main():
                     rsg, remote_spans = b.sges(dst_off, size, nsge, rng)
                     b.qp.post_recv(RecvWR(wr_id=2, num_sge=len(rsg), sg=rsg))
                 elif opcode == e.IBV_WR_RDMA_WRITE_WITH_IMM:
-                    b.qp.post_recv(RecvWR(wr_id=2, num_sge=0))
+                    b.qp.post_recv(RecvWR(wr_id=2, num_sge=1, sg=[SGE(b.mr.buf + BUF - 64, 64, b.mr.lkey)]))
                 wr = SendWR(wr_id=1, opcode=opcode, num_sge=len(local), sg=local,
                             send_flags=e.IBV_SEND_SIGNALED, imm_data=imm)
                 if opcode not in (e.IBV_WR_SEND, e.IBV_WR_SEND_WITH_IMM):
