@@ -11,6 +11,14 @@
 #include <linux/vmalloc.h>
 #include <net/netns/generic.h>
 #include <net/udp_tunnel.h>
+#include <net/ip.h>
+#include <net/ipv6.h>
+#include <net/addrconf.h>
+#include <net/route.h>
+#include <net/ip6_route.h>
+#include <linux/inetdevice.h>
+#include <linux/timer.h>
+#include <linux/bottom_half.h>
 #include <linux/highmem.h>
 #include <linux/scatterlist.h>
 #include <linux/xarray.h>
@@ -227,4 +235,172 @@ void rxe_glue_memcpy_from_page(void *dst, struct page *page, size_t offset, size
 int rxe_glue_gid_attr_network_type(const struct ib_gid_attr *attr)
 {
 	return rdma_gid_attr_network_type(attr);
+}
+
+struct sk_buff *rxe_glue_tx_alloc(struct net_device *ndev, bool ipv6, unsigned int len, u8 **data)
+{
+	unsigned int hdrs = (ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)) +
+			    sizeof(struct udphdr);
+	unsigned int head = LL_RESERVED_SPACE(ndev) + hdrs;
+	struct sk_buff *skb = alloc_skb(head + len, GFP_ATOMIC);
+
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, head);
+	*data = skb_put(skb, len);
+	return skb;
+}
+
+static void rxe_glue_push_udp(struct sk_buff *skb, u16 sport)
+{
+	struct udphdr *uh;
+
+	__skb_push(skb, sizeof(*uh));
+	skb_reset_transport_header(skb);
+	uh = udp_hdr(skb);
+	uh->source = htons(sport);
+	uh->dest = htons(ROCE_V2_UDP_DPORT);
+	uh->len = htons(skb->len);
+	uh->check = 0;
+}
+
+int rxe_glue_tx_route4(struct sk_buff *skb, struct net_device *ndev, const u8 *saddr,
+		       const u8 *daddr, u8 tos, u8 ttl, u16 sport, u8 **iphp)
+{
+	struct net *net = dev_net(ndev);
+	struct flowi4 fl = {
+		.flowi4_oif = ndev->ifindex,
+		.flowi4_proto = IPPROTO_UDP,
+	};
+	struct rtable *rt;
+	struct iphdr *iph;
+
+	memcpy(&fl.daddr, daddr, 4);
+	memcpy(&fl.saddr, saddr, 4);
+	rt = ip_route_output_key(net, &fl);
+	if (IS_ERR(rt))
+		return PTR_ERR(rt);
+	skb_dst_set(skb, &rt->dst);
+	rxe_glue_push_udp(skb, sport);
+	__skb_push(skb, sizeof(*iph));
+	skb_reset_network_header(skb);
+	iph = ip_hdr(skb);
+	iph->version = 4;
+	iph->ihl = sizeof(*iph) >> 2;
+	iph->tos = tos;
+	iph->tot_len = htons(skb->len);
+	iph->frag_off = htons(IP_DF);
+	iph->ttl = ttl;
+	iph->protocol = IPPROTO_UDP;
+	iph->saddr = fl.saddr;
+	iph->daddr = fl.daddr;
+	__ip_select_ident(net, iph, 1);
+	ip_send_check(iph);
+	skb->protocol = htons(ETH_P_IP);
+	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
+	*iphp = (u8 *)iph;
+	return 0;
+}
+
+int rxe_glue_tx_route6(struct sk_buff *skb, struct net_device *ndev, const u8 *saddr,
+		       const u8 *daddr, u8 tclass, u8 hop_limit, u16 sport, u8 **iphp)
+{
+	struct net *net = dev_net(ndev);
+	struct flowi6 fl6 = {
+		.flowi6_oif = ndev->ifindex,
+		.flowi6_proto = IPPROTO_UDP,
+	};
+	struct dst_entry *dst;
+	struct ipv6hdr *ip6h;
+
+	memcpy(&fl6.daddr, daddr, 16);
+	memcpy(&fl6.saddr, saddr, 16);
+	dst = ip6_dst_lookup_flow(net, NULL, &fl6, NULL);
+	if (IS_ERR(dst))
+		return PTR_ERR(dst);
+	skb_dst_set(skb, dst);
+	rxe_glue_push_udp(skb, sport);
+	__skb_push(skb, sizeof(*ip6h));
+	skb_reset_network_header(skb);
+	ip6h = ipv6_hdr(skb);
+	ip6_flow_hdr(ip6h, tclass, 0);
+	ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
+	ip6h->nexthdr = IPPROTO_UDP;
+	ip6h->hop_limit = hop_limit;
+	ip6h->saddr = fl6.saddr;
+	ip6h->daddr = fl6.daddr;
+	skb->protocol = htons(ETH_P_IPV6);
+	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
+	*iphp = (u8 *)ip6h;
+	return 0;
+}
+
+int rxe_glue_tx_send(struct sk_buff *skb, bool ipv6)
+{
+	struct net *net = dev_net(skb_dst(skb)->dev);
+	int err;
+
+	if (ipv6)
+		err = ip6_local_out(net, NULL, skb);
+	else
+		err = ip_local_out(net, NULL, skb);
+	err = net_xmit_eval(err);
+	return err > 0 ? -ENOBUFS : err;
+}
+
+struct net_device *rxe_glue_rx_prepare(struct sk_buff *skb, u8 **iph, unsigned int *iph_len,
+				       u8 **udph, u8 **payload, unsigned int *payload_len)
+{
+	struct net_device *ndev = skb->dev;
+	struct net *net;
+
+	if (!ndev || skb_linearize(skb))
+		return NULL;
+	if (skb->len < sizeof(struct udphdr) ||
+	    skb_transport_header(skb) != skb->data ||
+	    skb_network_header(skb) >= skb_transport_header(skb))
+		return NULL;
+	*iph = skb_network_header(skb);
+	*iph_len = skb_transport_header(skb) - skb_network_header(skb);
+	*udph = skb->data;
+	*payload = skb->data + sizeof(struct udphdr);
+	*payload_len = skb->len - sizeof(struct udphdr);
+	if (!(ndev->flags & IFF_LOOPBACK))
+		return ndev;
+	net = dev_net(ndev);
+	if (skb->protocol == htons(ETH_P_IP))
+		return __ip_dev_find(net, ip_hdr(skb)->daddr, false);
+	if (skb->protocol == htons(ETH_P_IPV6))
+		return ipv6_dev_find(net, &ipv6_hdr(skb)->daddr, NULL);
+	return NULL;
+}
+
+void rxe_glue_timer_setup(struct timer_list *timer, void (*fn)(struct timer_list *))
+{
+	timer_setup(timer, fn, 0);
+}
+
+void rxe_glue_timer_arm_usecs(struct timer_list *timer, unsigned int usecs)
+{
+	mod_timer(timer, jiffies + usecs_to_jiffies(usecs));
+}
+
+void rxe_glue_timer_cancel(struct timer_list *timer)
+{
+	timer_delete(timer);
+}
+
+void rxe_glue_timer_shutdown(struct timer_list *timer)
+{
+	timer_shutdown_sync(timer);
+}
+
+void rxe_glue_local_bh_disable(void)
+{
+	local_bh_disable();
+}
+
+void rxe_glue_local_bh_enable(void)
+{
+	local_bh_enable();
 }

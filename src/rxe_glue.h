@@ -104,4 +104,41 @@ void rxe_glue_memcpy_from_page(void *dst, struct page *page, size_t offset, size
 struct ib_gid_attr;
 int rxe_glue_gid_attr_network_type(const struct ib_gid_attr *attr);
 
+/*
+ * Transmit. A RoCE packet (BTH through ICRC) is built in place in the skb
+ * that rxe_glue_tx_alloc() returns, then routed and given its UDP and IP
+ * headers by rxe_glue_tx_route4/6() (which point @iph at the IP header, for
+ * the ICRC), then sent by rxe_glue_tx_send(). Until it is sent the caller
+ * owns the skb and frees it with rxe_glue_kfree_skb().
+ */
+struct sk_buff *rxe_glue_tx_alloc(struct net_device *ndev, bool ipv6, unsigned int len, u8 **data);
+/* Routes @skb out of @ndev and pushes UDP (checksum 0) and IPv4 headers (DF, ID chosen). */
+int rxe_glue_tx_route4(struct sk_buff *skb, struct net_device *ndev, const u8 *saddr,
+		       const u8 *daddr, u8 tos, u8 ttl, u16 sport, u8 **iph);
+/* Same for IPv6 (flow label 0). */
+int rxe_glue_tx_route6(struct sk_buff *skb, struct net_device *ndev, const u8 *saddr,
+		       const u8 *daddr, u8 tclass, u8 hop_limit, u16 sport, u8 **iph);
+/* ip_local_out() / ip6_local_out(); consumes @skb. Returns 0 or a negative errno. */
+int rxe_glue_tx_send(struct sk_buff *skb, bool ipv6);
+
+/*
+ * Receive. Linearizes a datagram handed to the UDP encapsulation callback
+ * (skb->data at the UDP header) and returns its IP header, UDP header and
+ * UDP payload. Returns the netdev of the rxe port it arrived for: skb->dev,
+ * or for a datagram to a local address looped back through lo the device
+ * owning that address; no reference is taken (the caller is in an RCU read
+ * section, as the UDP receive path is). NULL if the datagram is unusable.
+ */
+struct net_device *rxe_glue_rx_prepare(struct sk_buff *skb, u8 **iph, unsigned int *iph_len,
+				       u8 **udph, u8 **payload, unsigned int *payload_len);
+
+/* timer_setup(), mod_timer(jiffies + usecs_to_jiffies()), timer_delete_sync(). */
+void rxe_glue_timer_setup(struct timer_list *timer, void (*fn)(struct timer_list *));
+void rxe_glue_timer_arm_usecs(struct timer_list *timer, unsigned int usecs);
+void rxe_glue_timer_cancel(struct timer_list *timer);
+void rxe_glue_timer_shutdown(struct timer_list *timer);
+/* local_bh_disable() / local_bh_enable(). */
+void rxe_glue_local_bh_disable(void);
+void rxe_glue_local_bh_enable(void);
+
 #endif /* RXE_GLUE_H */

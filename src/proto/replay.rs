@@ -115,6 +115,15 @@ impl<const N: usize> ReplayBuffer<N> {
         }
     }
 
+    /// Empties the buffer in place (QP reset), without building a new one.
+    pub fn clear(&mut self) {
+        for slot in self.slots.iter_mut() {
+            *slot = None;
+        }
+        self.head = 0;
+        self.len = 0;
+    }
+
     /// WQEs held.
     pub fn len(&self) -> usize {
         self.len

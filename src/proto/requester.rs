@@ -269,6 +269,32 @@ impl<const N: usize> Requester<N> {
         }
     }
 
+    /// Starts over with `config` (RTS after RESET), in place: the replay
+    /// buffer is emptied without building a new one (it is large).
+    pub fn reset(&mut self, config: RequesterConfig) {
+        self.buffer.clear();
+        self.config = config;
+        self.psn = config.sq_psn;
+        self.psn_high = config.sq_psn;
+        self.comp_psn = config.sq_psn;
+        self.send_index = 0;
+        self.send_offset = 0;
+        self.noack_pkts = 0;
+        self.rd_atomic_outstanding = 0;
+        self.retry_left = config.retry_cnt;
+        self.rnr_retry_left = config.rnr_retry;
+        self.started_retry = false;
+        self.wait_rnr = false;
+        self.retry_armed = false;
+        self.error = false;
+        self.counters = RequesterCounters::default();
+    }
+
+    /// The attributes in use.
+    pub fn config(&self) -> &RequesterConfig {
+        &self.config
+    }
+
     /// Next PSN to transmit.
     pub fn next_psn(&self) -> Psn {
         self.psn

@@ -271,6 +271,24 @@ impl<const R: usize> Responder<R> {
         }
     }
 
+    /// Starts over with `config` (RTR after RESET), in place.
+    pub fn reset(&mut self, config: ResponderConfig) {
+        self.config = config;
+        self.expected_psn = config.rq_psn;
+        self.ack_psn = config.rq_psn;
+        self.msn = 0;
+        self.sent_psn_nak = false;
+        self.message = Message::Idle;
+        self.resources.reset(config.max_dest_rd_atomic);
+        self.error = false;
+        self.counters = ResponderCounters::default();
+    }
+
+    /// The attributes in use.
+    pub fn config(&self) -> &ResponderConfig {
+        &self.config
+    }
+
     /// The PSN the responder expects next (`resp.psn`).
     pub fn expected_psn(&self) -> Psn {
         self.expected_psn

@@ -48,17 +48,29 @@ pub struct ResourceRing<const R: usize> {
 impl<const R: usize> ResourceRing<R> {
     /// A ring for `max_dest_rd_atomic` outstanding READ/atomic requests.
     pub fn new(max_dest_rd_atomic: u32) -> Self {
+        ResourceRing {
+            slots: [None; R],
+            size: Self::size_for(max_dest_rd_atomic),
+            next: 0,
+        }
+    }
+
+    fn size_for(max_dest_rd_atomic: u32) -> usize {
         let want = if max_dest_rd_atomic == 0 {
             0
         } else {
             max_dest_rd_atomic.checked_next_power_of_two().unwrap_or(u32::MAX)
         };
-        let size = usize::try_from(want).unwrap_or(usize::MAX).min(R);
-        ResourceRing {
-            slots: [None; R],
-            size,
-            next: 0,
+        usize::try_from(want).unwrap_or(usize::MAX).min(R)
+    }
+
+    /// Empties the ring in place and resizes it for `max_dest_rd_atomic`.
+    pub fn reset(&mut self, max_dest_rd_atomic: u32) {
+        for slot in self.slots.iter_mut() {
+            *slot = None;
         }
+        self.size = Self::size_for(max_dest_rd_atomic);
+        self.next = 0;
     }
 
     /// Entries the ring holds (0 means READ and atomics are not accepted).

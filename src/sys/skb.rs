@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Socket buffers on the RoCE data path: an outgoing packet built in place
+//! and sent through the IP stack ([`TxSkb`]), and a received UDP datagram
+//! borrowed by the encapsulation callback ([`RxDatagram`]).
+
+use super::{bindings, net::NetDevice};
+use core::ptr::NonNull;
+use kernel::prelude::*;
+
+/// Length of an IPv4 header without options.
+pub(crate) const IPV4_HDR_LEN: usize = 20;
+/// Length of an IPv6 header.
+pub(crate) const IPV6_HDR_LEN: usize = 40;
+
+/// Where an outgoing packet goes and how its IP header is filled.
+pub(crate) struct Route<'a> {
+    /// The netdev of the rxe port (the route's output interface).
+    pub(crate) ndev: &'a NetDevice,
+    /// IPv6 (else IPv4; addresses are then the last four bytes of the GIDs).
+    pub(crate) ipv6: bool,
+    /// Source GID.
+    pub(crate) sgid: &'a [u8; 16],
+    /// Destination GID.
+    pub(crate) dgid: &'a [u8; 16],
+    /// TOS / traffic class.
+    pub(crate) traffic_class: u8,
+    /// TTL / hop limit.
+    pub(crate) hop_limit: u8,
+    /// UDP source port.
+    pub(crate) src_port: u16,
+}
+
+/// An outgoing packet: an skb whose data is the RoCE packet (BTH through
+/// ICRC) until [`TxSkb::route`] adds the UDP and IP headers.
+///
+/// # Invariants
+///
+/// `skb` is owned; `data` points at `len` bytes of its linear data, which
+/// stay in place until the skb is sent or freed.
+pub(crate) struct TxSkb {
+    skb: NonNull<bindings::sk_buff>,
+    data: NonNull<u8>,
+    len: usize,
+    ipv6: bool,
+}
+
+// SAFETY: An skb being built belongs to one context at a time.
+unsafe impl Send for TxSkb {}
+
+impl TxSkb {
+    /// An skb with `len` bytes of packet room and headroom for the headers
+    /// (atomic allocation: this runs in softirq and under spinlocks).
+    pub(crate) fn new(ndev: &NetDevice, ipv6: bool, len: usize) -> Result<TxSkb> {
+        let len32 = u32::try_from(len).map_err(|_| EINVAL)?;
+        let mut data: *mut u8 = core::ptr::null_mut();
+        // SAFETY: `ndev` is valid; `data` is a valid out-pointer.
+        let skb = unsafe { bindings::rxe_glue_tx_alloc(ndev.as_ptr(), ipv6, len32, &mut data) };
+        let skb = NonNull::new(skb).ok_or(ENOMEM)?;
+        let data = NonNull::new(data).ok_or(ENOMEM)?;
+        // INVARIANT: A fresh skb with `len` bytes put at `data`.
+        Ok(TxSkb { skb, data, len, ipv6 })
+    }
+
+    /// The RoCE packet bytes.
+    pub(crate) fn packet(&mut self) -> &mut [u8] {
+        // SAFETY: By the type invariant `data` holds `len` bytes we own.
+        unsafe { core::slice::from_raw_parts_mut(self.data.as_ptr(), self.len) }
+    }
+
+    /// Routes the packet and writes its UDP and IP headers; returns the IP
+    /// header and the UDP header, which the ICRC covers. On error the skb is
+    /// freed when `self` is dropped.
+    pub(crate) fn route(&mut self, route: &Route<'_>) -> Result<(&[u8], [u8; 8])> {
+        let mut iph: *mut u8 = core::ptr::null_mut();
+        let (saddr, daddr) = if route.ipv6 {
+            (&route.sgid[..], &route.dgid[..])
+        } else {
+            (&route.sgid[12..], &route.dgid[12..])
+        };
+        // SAFETY: We own the skb; the addresses hold 16 (IPv6) or 4 bytes;
+        // `iph` is a valid out-pointer.
+        let err = unsafe {
+            if route.ipv6 {
+                bindings::rxe_glue_tx_route6(
+                    self.skb.as_ptr(),
+                    route.ndev.as_ptr(),
+                    saddr.as_ptr(),
+                    daddr.as_ptr(),
+                    route.traffic_class,
+                    route.hop_limit,
+                    route.src_port,
+                    &mut iph,
+                )
+            } else {
+                bindings::rxe_glue_tx_route4(
+                    self.skb.as_ptr(),
+                    route.ndev.as_ptr(),
+                    saddr.as_ptr(),
+                    daddr.as_ptr(),
+                    route.traffic_class,
+                    route.hop_limit,
+                    route.src_port,
+                    &mut iph,
+                )
+            }
+        };
+        kernel::error::to_result(err)?;
+        let ip_len = if self.ipv6 { IPV6_HDR_LEN } else { IPV4_HDR_LEN };
+        // SAFETY: The glue pushed an IP header of `ip_len` bytes followed
+        // by the 8-byte UDP header right before `data`, inside the skb.
+        let (ip, udp) = unsafe {
+            let ip = core::slice::from_raw_parts(iph, ip_len);
+            let mut udp = [0u8; 8];
+            core::ptr::copy_nonoverlapping(iph.add(ip_len), udp.as_mut_ptr(), 8);
+            (ip, udp)
+        };
+        Ok((ip, udp))
+    }
+
+    /// Hands the routed packet to the IP stack.
+    pub(crate) fn send(self) -> Result {
+        let this = core::mem::ManuallyDrop::new(self);
+        // SAFETY: We own the skb and give it away; `this` is not dropped.
+        kernel::error::to_result(unsafe { bindings::rxe_glue_tx_send(this.skb.as_ptr(), this.ipv6) })
+    }
+}
+
+impl Drop for TxSkb {
+    fn drop(&mut self) {
+        // SAFETY: We own the skb (it was not sent).
+        unsafe { bindings::rxe_glue_kfree_skb(self.skb.as_ptr()) };
+    }
+}
+
+/// A received RoCE datagram, linearized, borrowed from the UDP stack for
+/// the encapsulation callback.
+///
+/// # Invariants
+///
+/// The slices point into the skb's linear data, which the callback owns
+/// until it frees the skb (when this is dropped).
+pub(crate) struct RxDatagram<'a> {
+    skb: NonNull<bindings::sk_buff>,
+    ndev: &'a NetDevice,
+    ip: &'a [u8],
+    udp: [u8; 8],
+    payload: &'a [u8],
+}
+
+impl<'a> RxDatagram<'a> {
+    /// Takes over `skb` from the encapsulation callback. `None` (and the
+    /// skb is freed) if it cannot be linearized or has no rxe port.
+    ///
+    /// # Safety
+    ///
+    /// `skb` was handed to the UDP encapsulation callback, which runs in an
+    /// RCU read section for `'a`; the caller does not touch it afterwards.
+    pub(crate) unsafe fn take(skb: *mut bindings::sk_buff) -> Option<RxDatagram<'a>> {
+        let (mut iph, mut iph_len, mut udph, mut payload, mut payload_len) =
+            (core::ptr::null_mut(), 0u32, core::ptr::null_mut(), core::ptr::null_mut(), 0u32);
+        // SAFETY: We own `skb`; the out-pointers are valid.
+        let ndev = unsafe {
+            bindings::rxe_glue_rx_prepare(skb, &mut iph, &mut iph_len, &mut udph, &mut payload, &mut payload_len)
+        };
+        if ndev.is_null() {
+            // SAFETY: We own `skb` and drop it here.
+            unsafe { bindings::rxe_glue_kfree_skb(skb) };
+            return None;
+        }
+        // SAFETY: The glue returned pointers into the linear data of the
+        // skb we own, with these lengths, and a netdev valid in this RCU
+        // read section.
+        unsafe {
+            let mut udp = [0u8; 8];
+            core::ptr::copy_nonoverlapping(udph, udp.as_mut_ptr(), 8);
+            Some(RxDatagram {
+                // `skb` is non-null: the glue returned a device for it.
+                skb: NonNull::new_unchecked(skb),
+                ndev: NetDevice::from_raw(ndev),
+                ip: core::slice::from_raw_parts(iph, iph_len as usize),
+                udp,
+                payload: core::slice::from_raw_parts(payload, payload_len as usize),
+            })
+        }
+    }
+}
+
+impl RxDatagram<'_> {
+    /// The netdev of the rxe port the datagram is for.
+    pub(crate) fn ndev(&self) -> &NetDevice {
+        self.ndev
+    }
+
+    /// The IP header.
+    pub(crate) fn ip(&self) -> &[u8] {
+        self.ip
+    }
+
+    /// The UDP header.
+    pub(crate) fn udp(&self) -> &[u8; 8] {
+        &self.udp
+    }
+
+    /// The UDP payload: the RoCE packet.
+    pub(crate) fn payload(&self) -> &[u8] {
+        self.payload
+    }
+}
+
+impl Drop for RxDatagram<'_> {
+    fn drop(&mut self) {
+        // SAFETY: We own the skb; nothing borrows its data any more.
+        unsafe { bindings::rxe_glue_kfree_skb(self.skb.as_ptr()) };
+    }
+}
