@@ -31,9 +31,11 @@ use crate::{
             QpLimits, QpState, QpType,
         },
     },
+    rc::RcState,
     sys::{
         bindings,
         cq::Udata,
+        timer::Timer,
         qp::{transition_ok, IbQp},
         queue::QueueBuf,
         table::{Counted, UseCount},
@@ -77,6 +79,12 @@ pub(crate) struct QpBody {
     /// The QP table's use and the data path's.
     #[pin]
     pub(crate) uses: UseCount,
+    /// The requester's retransmission timer.
+    #[pin]
+    pub(crate) retry_timer: Timer,
+    /// The requester's RNR back-off timer.
+    #[pin]
+    pub(crate) rnr_timer: Timer,
 }
 
 impl Counted for RxeQp {
@@ -103,6 +111,8 @@ pub(crate) struct QpInner {
     pub(crate) rq: Option<WorkQueue>,
     /// UDP source port of the QP's packets.
     pub(crate) src_port: u16,
+    /// The data path (requester, responder, private WQE copies).
+    pub(crate) rc: KBox<RcState>,
 }
 
 /// The attributes of `create_qp` the driver looks at.
@@ -247,6 +257,14 @@ pub(crate) fn create(
     };
     let src_port = udp_source_port(0, qpn, 0);
     let sq_sig_all = req.sq_sig_all;
+    let rc = match RcState::new() {
+        Ok(rc) => rc,
+        Err(e) => {
+            rxe.qps.unreserve(qpn);
+            verbs::return_budget(&rxe.qp_count);
+            return Err(e);
+        }
+    };
     let body = pin_init!(QpBody {
         qpn,
         qp_type,
@@ -258,10 +276,13 @@ pub(crate) fn create(
                 sq,
                 rq,
                 src_port,
+                rc,
             },
             "RxeQp::state"
         ),
         uses <- UseCount::new(),
+        retry_timer <- Timer::new(crate::sys::qp::retry_timer_callback),
+        rnr_timer <- Timer::new(crate::sys::qp::rnr_timer_callback),
     });
     Ok((qpn, caps, body))
 }
@@ -278,6 +299,10 @@ pub(crate) fn publish(rxe: &RxeDevice, qp: &RxeQp) -> Result {
 pub(crate) fn destroy(rxe: &RxeDevice, qp: &RxeQp) {
     rxe.qps.remove(qp.body.qpn);
     qp.body.uses.drain();
+    // No packet reaches the QP any more; stop the timers (waiting for a
+    // running callback) before its state goes away.
+    qp.body.retry_timer.shutdown();
+    qp.body.rnr_timer.shutdown();
     verbs::return_budget(&rxe.qp_count);
 }
 
@@ -305,6 +330,7 @@ impl RxeQp {
         if !transition_ok(&inner.attrs, body.qp_type, req) {
             return Err(EINVAL);
         }
+        let old_state = inner.attrs.state;
         inner.attrs.apply(req);
         if req.mask & crate::proto::qp_attr::mask::AV != 0 {
             inner.src_port = udp_source_port(req.av.flow_label, body.qpn, inner.attrs.dest_qpn);
@@ -315,6 +341,7 @@ impl RxeQp {
                 rq.ring.reset(&rq.buf);
             }
         }
+        crate::rc::state_changed(rxe, self, inner, old_state);
         Ok(())
     }
 

@@ -1,30 +1,81 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The receive entry point: every UDP datagram to port 4791 in a namespace
-//! with an rxe device arrives here, in softirq context.
+//! with an rxe device arrives here, in softirq context. It is parsed and
+//! checked (framing, ICRC), its device and QP are found, and the QP's data
+//! path decides on it before this returns.
 
-use crate::sys::{bindings, net};
+use crate::{
+    counters::Counter,
+    proto::{icrc::IpHeader, packet::Packet},
+    sys::{bindings, ib, skb::RxDatagram},
+};
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::prelude::*;
 
-/// Datagrams dropped because no queue pair could take them.
+/// Datagrams dropped because no device or queue pair could take them.
 static DROPPED_NO_QP: AtomicU64 = AtomicU64::new(0);
 
-/// The UDP tunnel `encap_rcv` callback.
-///
-/// This version has no queue pairs yet, so no packet has a destination: each
-/// is counted and freed. Returning 0 tells UDP the skb was consumed.
+/// The UDP tunnel `encap_rcv` callback. Returning 0 tells UDP the skb was
+/// consumed.
 pub(crate) unsafe extern "C" fn udp_encap_recv(
     _sk: *mut bindings::sock,
     skb: *mut bindings::sk_buff,
 ) -> c_int {
-    DROPPED_NO_QP.fetch_add(1, Ordering::Relaxed);
-    // SAFETY: UDP hands the skb over to the encapsulation handler.
-    unsafe { net::drop_skb(skb) };
+    // SAFETY: UDP hands the skb over to the encapsulation handler, in an
+    // RCU read section (softirq).
+    match unsafe { RxDatagram::take(skb) } {
+        Some(datagram) => receive(&datagram),
+        None => {
+            DROPPED_NO_QP.fetch_add(1, Ordering::Relaxed);
+        }
+    }
     0
 }
 
-/// Number of datagrams received and dropped for lack of a queue pair.
+/// The IP source and destination of a header, as GIDs (IPv4 mapped).
+fn addresses(ip: &IpHeader<'_>) -> ([u8; 16], [u8; 16]) {
+    let mut src = [0u8; 16];
+    let mut dst = [0u8; 16];
+    match ip {
+        IpHeader::V4(h) => {
+            src[10] = 0xff;
+            src[11] = 0xff;
+            dst[10] = 0xff;
+            dst[11] = 0xff;
+            src[12..].copy_from_slice(&h[12..16]);
+            dst[12..].copy_from_slice(&h[16..20]);
+        }
+        IpHeader::V6(h) => {
+            src.copy_from_slice(&h[8..24]);
+            dst.copy_from_slice(&h[24..40]);
+        }
+    }
+    (src, dst)
+}
+
+fn receive(d: &RxDatagram<'_>) {
+    let Some(rxe) = ib::device_of_netdev(d.ndev()) else {
+        DROPPED_NO_QP.fetch_add(1, Ordering::Relaxed);
+        return;
+    };
+    let (Ok(pkt), Ok(ip)) = (Packet::parse(d.payload()), IpHeader::from_slice(d.ip())) else {
+        return;
+    };
+    if pkt.verify_icrc(ip, d.udp()).is_err() {
+        pr_warn!("bad ICRC from a peer, packet dropped\n");
+        return;
+    }
+    let Some(qp) = rxe.qps.lookup(pkt.dest_qp()) else {
+        DROPPED_NO_QP.fetch_add(1, Ordering::Relaxed);
+        return;
+    };
+    rxe.counters.inc(Counter::RcvdPkts);
+    let (src, dst) = addresses(&ip);
+    crate::rc::receive(&rxe, &qp, d.ndev(), &pkt, &src, &dst);
+}
+
+/// Number of datagrams received and dropped for lack of a device or QP.
 pub(crate) fn dropped_no_qp() -> u64 {
     DROPPED_NO_QP.load(Ordering::Relaxed)
 }

@@ -404,3 +404,27 @@ void rxe_glue_local_bh_enable(void)
 {
 	local_bh_enable();
 }
+
+void rxe_glue_qp_event(struct ib_qp *qp, unsigned int event)
+{
+	struct ib_event ev = {
+		.device = qp->device,
+		.element.qp = qp,
+		.event = event,
+	};
+
+	if (qp->event_handler)
+		qp->event_handler(&ev, qp->qp_context);
+}
+
+void rxe_glue_srq_limit_event(struct ib_srq *srq)
+{
+	struct ib_event ev = {
+		.device = srq->device,
+		.element.srq = srq,
+		.event = IB_EVENT_SRQ_LIMIT_REACHED,
+	};
+
+	if (srq->event_handler)
+		srq->event_handler(&ev, srq->srq_context);
+}

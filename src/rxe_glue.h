@@ -141,4 +141,9 @@ void rxe_glue_timer_shutdown(struct timer_list *timer);
 void rxe_glue_local_bh_disable(void);
 void rxe_glue_local_bh_enable(void);
 
+/* qp->event_handler() with @event (an ib_event_type), if there is a handler. */
+void rxe_glue_qp_event(struct ib_qp *qp, unsigned int event);
+/* srq->event_handler() with IB_EVENT_SRQ_LIMIT_REACHED, if there is a handler. */
+void rxe_glue_srq_limit_event(struct ib_srq *srq);
+
 #endif /* RXE_GLUE_H */

@@ -18,6 +18,7 @@ mod netns;
 mod params;
 mod qp;
 pub mod proto;
+mod rc;
 mod recv;
 mod srq;
 mod sys;
@@ -53,6 +54,8 @@ impl kernel::Module for RxeModule {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         // SAFETY: Module init runs once, before the link type is registered.
         unsafe { device::init() };
+        // SAFETY: Module init runs once, before any device exists.
+        unsafe { rc::init() };
         // SAFETY: Module init runs once; `exit` in `drop` balances it.
         unsafe { netns::init() }?;
         // SAFETY: Registered once here, unregistered in `drop`.

@@ -139,7 +139,7 @@ pub(crate) fn fill_wc(wc: &mut bindings::ib_wc, k: &KernelCqe) {
 /// # Safety
 ///
 /// `ibcq` heads a live [`RxeCq`] initialised by `create_cq_callback`.
-unsafe fn rxe_cq<'a>(ibcq: *mut bindings::ib_cq) -> &'a RxeCq {
+pub(super) unsafe fn rxe_cq<'a>(ibcq: *mut bindings::ib_cq) -> &'a RxeCq {
     // CAST: `ibcq` is the first field of the `#[repr(C)]` `RxeCq`.
     // SAFETY: Live and initialised by the caller's promise.
     unsafe { &*ibcq.cast::<RxeCq>() }

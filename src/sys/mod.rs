@@ -12,8 +12,10 @@ pub(crate) mod mr;
 pub(crate) mod net;
 pub(crate) mod qp;
 pub(crate) mod queue;
+pub(crate) mod skb;
 pub(crate) mod srq;
 pub(crate) mod table;
+pub(crate) mod timer;
 
 /// Number of possible CPUs (`num_possible_cpus()`).
 pub(crate) fn possible_cpus() -> u32 {

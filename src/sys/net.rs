@@ -185,16 +185,6 @@ impl Drop for UdpTunnelSock {
     }
 }
 
-/// Frees a received buffer the driver will not use.
-///
-/// # Safety
-///
-/// The caller owns `skb` and does not touch it afterwards.
-pub(crate) unsafe fn drop_skb(skb: *mut bindings::sk_buff) {
-    // SAFETY: Ownership is handed to `kfree_skb` by the caller's promise.
-    unsafe { bindings::rxe_glue_kfree_skb(skb) };
-}
-
 /// Registration of per-namespace storage of type `T`, zero-initialised by
 /// the network core in every namespace and handed to `exit` when a
 /// namespace goes away.

@@ -304,11 +304,92 @@ pub(super) unsafe extern "C" fn query_qp_callback(
 }
 
 pub(super) unsafe extern "C" fn post_send_callback(
-    _ibqp: *mut bindings::ib_qp,
-    _wr: *const bindings::ib_send_wr,
-    _bad_wr: *mut *const bindings::ib_send_wr,
+    ibqp: *mut bindings::ib_qp,
+    wr: *const bindings::ib_send_wr,
+    bad_wr: *mut *const bindings::ib_send_wr,
 ) -> c_int {
-    // The requester is not in the kernel module yet: a doorbell (or a
-    // kernel work request) is refused rather than left unprocessed.
+    // SAFETY: ib_core passes a live QP of ours.
+    let (rxe, qp) = unsafe { (super::ib::rxe_of((*ibqp).device), rxe_qp(ibqp)) };
+    if qp.ibqp.is_user() {
+        // librxe's doorbell: the work requests are in the mapped SQ ring.
+        return from_result(|| crate::rc::send::doorbell(rxe, qp).map(|()| 0));
+    }
+    // Kernel work requests are not carried yet: refuse the first one
+    // rather than leave it unprocessed.
+    if !bad_wr.is_null() {
+        // SAFETY: `bad_wr` is the caller's out-pointer.
+        unsafe { *bad_wr = wr };
+    }
     EOPNOTSUPP.to_errno()
+}
+
+/// Which requester timer a `timer_list` is.
+fn timer_fired(timer: *mut bindings::timer_list, kind: crate::rc::complete::TimerKind) {
+    use crate::sys::timer::Timer;
+    let timer = timer.cast::<Timer>();
+    // SAFETY: Both timers of a QP live in its `QpBody`, inside an `RxeQp`
+    // that `destroy_qp` keeps alive until the timers are shut down (which
+    // waits for this callback); `Timer` is a transparent `timer_list`.
+    let qp = unsafe {
+        &*match kind {
+            crate::rc::complete::TimerKind::Retry => kernel::container_of!(timer, RxeQp, body.retry_timer),
+            crate::rc::complete::TimerKind::Rnr => kernel::container_of!(timer, RxeQp, body.rnr_timer),
+        }
+    };
+    // SAFETY: The QP's device outlives the QP.
+    let rxe = unsafe { super::ib::rxe_of((*qp.ibqp.as_ptr()).device) };
+    crate::rc::complete::timer_expired(rxe, qp, kind);
+}
+
+/// The retransmission timer of a QP fired.
+pub(crate) unsafe extern "C" fn retry_timer_callback(timer: *mut bindings::timer_list) {
+    timer_fired(timer, crate::rc::complete::TimerKind::Retry);
+}
+
+/// The RNR timer of a QP fired.
+pub(crate) unsafe extern "C" fn rnr_timer_callback(timer: *mut bindings::timer_list) {
+    timer_fired(timer, crate::rc::complete::TimerKind::Rnr);
+}
+
+impl IbQp {
+    fn as_ptr(&self) -> *mut bindings::ib_qp {
+        self.0.get()
+    }
+
+    /// Whether user space owns the QP (its rings are mapped by librxe).
+    pub(crate) fn is_user(&self) -> bool {
+        // SAFETY: `uobject` is set by ib_core before `create_qp` for user
+        // QPs and stays null for kernel ones.
+        unsafe { !(*self.as_ptr()).uobject.is_null() }
+    }
+
+    /// The CQ send completions go to.
+    pub(crate) fn send_cq(&self) -> &crate::cq::RxeCq {
+        // SAFETY: By the type invariant ib_core set `send_cq` to one of our
+        // CQs before `create_qp` and holds a use of it until the QP is
+        // destroyed, so it outlives `self`.
+        unsafe { super::cq::rxe_cq((*self.as_ptr()).send_cq) }
+    }
+
+    /// The CQ receive completions go to.
+    pub(crate) fn recv_cq(&self) -> &crate::cq::RxeCq {
+        // SAFETY: As for `send_cq`.
+        unsafe { super::cq::rxe_cq((*self.as_ptr()).recv_cq) }
+    }
+
+    /// The SRQ the QP receives from, if any.
+    pub(crate) fn srq(&self) -> Option<&crate::srq::RxeSrq> {
+        // SAFETY: By the type invariant `srq` is null or one of our SRQs,
+        // which ib_core keeps (with a use) until the QP is destroyed.
+        unsafe {
+            let srq = (*self.as_ptr()).srq;
+            (!srq.is_null()).then(|| super::srq::rxe_srq(srq))
+        }
+    }
+
+    /// The identity of the QP's protection domain (compared with an MR's).
+    pub(crate) fn pd_id(&self) -> usize {
+        // SAFETY: `pd` is set by ib_core before `create_qp` and not changed.
+        unsafe { (*self.as_ptr()).pd as usize }
+    }
 }

@@ -30,7 +30,7 @@ pub(crate) struct IbSrq(Opaque<bindings::ib_srq>);
 ///
 /// `ibsrq` heads a live [`RxeSrq`] whose body `create_srq_callback`
 /// initialised.
-unsafe fn rxe_srq<'a>(ibsrq: *mut bindings::ib_srq) -> &'a RxeSrq {
+pub(super) unsafe fn rxe_srq<'a>(ibsrq: *mut bindings::ib_srq) -> &'a RxeSrq {
     // CAST: `ibsrq` is the first field of the `#[repr(C)]` `RxeSrq`.
     // SAFETY: Live and initialised by the caller's promise.
     unsafe { &*ibsrq.cast::<RxeSrq>() }
@@ -154,4 +154,14 @@ pub(super) unsafe extern "C" fn destroy_srq_callback(
     // drained; ib_core frees the memory after we return.
     unsafe { core::ptr::drop_in_place(core::ptr::addr_of_mut!((*ibsrq.cast::<RxeSrq>()).body)) };
     0
+}
+
+impl IbSrq {
+    /// Raises `IB_EVENT_SRQ_LIMIT_REACHED` through the SRQ's event handler,
+    /// if any. Any context.
+    pub(crate) fn limit_reached(&self) {
+        // SAFETY: The SRQ is live; its handler and context were set by
+        // ib_core before `create_srq`.
+        unsafe { bindings::rxe_glue_srq_limit_event(self.0.get()) };
+    }
 }

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The completer's inputs (response packets and the retry and RNR timers)
+//! and the way out of service: ERROR, with every outstanding and queued work
+//! request flushed to its CQ.
+
+use super::{send, wire::Outbox, SQ_WINDOW};
+use crate::{
+    abi::cqe::Completion as Cqe,
+    device::RxeDevice,
+    proto::{
+        packet::Packet,
+        qp_attr::QpState,
+        requester::{RequesterEvent, ResponsePacket},
+    },
+    qp::{QpInner, RxeQp},
+    sys::net::NetDevice,
+};
+
+/// A response packet (ACK, NAK, READ response, atomic ACK) for the QP's
+/// requester: completes what it acknowledges and sends what the window now
+/// allows.
+pub(crate) fn on_response(
+    rxe: &RxeDevice,
+    qp: &RxeQp,
+    inner: &mut QpInner,
+    ndev: &NetDevice,
+    out: &mut Outbox,
+    pkt: &Packet<'_>,
+) {
+    if !inner.rc.sending {
+        return;
+    }
+    let Some(resp) = ResponsePacket::from_headers(
+        pkt.opcode,
+        &pkt.bth,
+        pkt.ext.aeth,
+        pkt.ext.atomic_ack_eth,
+        pkt.payload.len() as u32,
+    ) else {
+        return;
+    };
+    send::step(rxe, qp, inner, ndev, out, RequesterEvent::Response(resp), Some(pkt.payload));
+    send::pump(rxe, qp, inner, ndev, out);
+}
+
+/// Which requester timer fired.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TimerKind {
+    /// The retransmission timer (local ACK timeout).
+    Retry,
+    /// The RNR back-off timer.
+    Rnr,
+}
+
+/// A requester timer fired (softirq context).
+pub(crate) fn timer_expired(rxe: &RxeDevice, qp: &RxeQp, kind: TimerKind) {
+    let Some(ndev) = rxe.ib.netdev() else {
+        return;
+    };
+    let mut out = Outbox::new();
+    {
+        let mut guard = qp.body.state.lock();
+        let inner = &mut *guard;
+        if inner.rc.sending {
+            let event = match kind {
+                TimerKind::Retry => RequesterEvent::RetryTimerExpired,
+                TimerKind::Rnr => RequesterEvent::RnrTimerExpired,
+            };
+            send::step(rxe, qp, inner, &ndev, &mut out, event, None);
+            send::pump(rxe, qp, inner, &ndev, &mut out);
+        }
+    }
+    out.send(rxe);
+}
+
+/// Moves the QP to ERROR: the requester's WQEs, the SQ entries not yet
+/// taken, the receive WQE being filled and the RQ are flushed (completions
+/// with `WR_FLUSH_ERR`); an SRQ is shared and keeps its WQEs.
+pub(crate) fn enter_error(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
+    inner.attrs.state = QpState::Err;
+    qp.body.retry_timer.cancel();
+    qp.body.rnr_timer.cancel();
+    let rc = &mut *inner.rc;
+    rc.sending = false;
+    rc.receiving = false;
+    // The requester's WQEs, oldest first: flushed here rather than through
+    // its actions (it is already in ERROR when called from one of them).
+    let held = rc.requester.outstanding_wqes();
+    rc.requester.set_error(&mut |_a| {});
+    rc.responder.set_error();
+    let first_id = rc.next_id.wrapping_sub(held as u64);
+    for i in 0..held as u64 {
+        let slot = (first_id.wrapping_add(i) % SQ_WINDOW as u64) as usize;
+        if let Some(wqe) = rc.posted.get_mut(slot).and_then(Option::take) {
+            super::post_send_cqe(rxe, qp, &Cqe::flush(wqe.wr_id, qp.body.qpn));
+            inner.sq.ring.advance(&inner.sq.buf);
+        }
+    }
+    inner.rc.taken = 0;
+    flush_sq(rxe, qp, inner);
+    flush_rq(rxe, qp, inner);
+}
+
+/// Flushes every SQ entry not taken by the requester (a QP in ERROR).
+pub(crate) fn flush_sq(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
+    use crate::abi::queue::SharedBuf;
+    // Bounded by the ring size: user space may keep producing meanwhile.
+    for _ in 0..inner.sq.ring.geometry().slots() {
+        let Some(off) = inner.sq.ring.peek_nth(&inner.sq.buf, inner.rc.taken) else {
+            break;
+        };
+        let mut b = [0u8; 8];
+        inner.sq.buf.read_bytes(off, &mut b);
+        super::post_send_cqe(rxe, qp, &Cqe::flush(u64::from_ne_bytes(b), qp.body.qpn));
+        if !inner.sq.ring.advance(&inner.sq.buf) {
+            break;
+        }
+    }
+}
+
+/// Flushes the receive WQE in progress and, without an SRQ, every RQ entry.
+fn flush_rq(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
+    use crate::abi::queue::SharedBuf;
+    if let Some(wqe) = inner.rc.recv.take() {
+        super::post_recv_cqe(rxe, qp, &Cqe::flush(wqe.wr_id, qp.body.qpn), false);
+    }
+    inner.rc.peeked_recv = None;
+    inner.rc.recv_failed = None;
+    let Some(rq) = inner.rq.as_mut() else {
+        return;
+    };
+    for _ in 0..rq.ring.geometry().slots() {
+        let Some(off) = rq.ring.peek(&rq.buf) else {
+            break;
+        };
+        let mut b = [0u8; 8];
+        rq.buf.read_bytes(off, &mut b);
+        super::post_recv_cqe(rxe, qp, &Cqe::flush(u64::from_ne_bytes(b), qp.body.qpn), false);
+        if !rq.ring.advance(&rq.buf) {
+            break;
+        }
+    }
+}

@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Memory the data path reads and writes: a send WQE's payload (inline bytes
+//! or SGEs under lkeys), a receive WQE's SGEs, and ranges named by an rkey.
+//! Every access is decided by the key table ([`RegionKeys::check`]: key,
+//! protection domain, permission, bounds) before a byte moves.
+
+use crate::{
+    abi::{
+        send_wqe::{Payload, SendWqe as PostedWqe, SgeList},
+        values::access,
+    },
+    device::RxeDevice,
+    mr::MrMemory,
+    proto::access::{AccessError, KeyUse, MemKey},
+};
+
+/// Which way bytes move between a buffer and a region.
+enum Io<'a> {
+    /// From the region into the buffer.
+    Read(&'a mut [u8]),
+    /// From the buffer into the region.
+    Write(&'a [u8]),
+}
+
+impl Io<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Io::Read(b) => b.len(),
+            Io::Write(b) => b.len(),
+        }
+    }
+}
+
+/// Moves bytes between `io` and `[va, va + len)` of the region `key` names,
+/// if the key table allows `need` for `key_use` from `pd`.
+fn region_io(
+    rxe: &RxeDevice,
+    key: u32,
+    key_use: KeyUse,
+    pd: usize,
+    need: u32,
+    va: u64,
+    io: Io<'_>,
+) -> Result<(), AccessError> {
+    let key = MemKey(key);
+    let mr = rxe.keys.lookup(key.index()).ok_or(AccessError::UnknownKey)?;
+    let off = mr.keys.check(key, key_use, pd, need, va, io.len() as u64)?;
+    match &mr.memory {
+        MrMemory::User {
+            first_page_offset,
+            pages,
+            ..
+        } => match io {
+            Io::Read(buf) => pages.copy_out(*first_page_offset, off, buf),
+            Io::Write(buf) => pages.copy_in(*first_page_offset, off, buf),
+        }
+        .map_err(|_| AccessError::OutOfBounds),
+        // Kernel virtual addresses: only kernel QPs use them, and this
+        // driver has none yet.
+        MrMemory::Dma => Err(AccessError::Unsupported),
+    }
+}
+
+/// Walks the bytes `[offset, offset + io.len())` of the concatenation of
+/// `sges`, moving each piece with `need` access.
+fn sge_io(
+    rxe: &RxeDevice,
+    pd: usize,
+    sges: &SgeList,
+    need: u32,
+    offset: u32,
+    mut io: Io<'_>,
+) -> Result<(), AccessError> {
+    let total = io.len();
+    let mut done = 0usize;
+    let mut pos = 0u64;
+    let start = u64::from(offset);
+    for sge in sges.as_slice() {
+        if done == total {
+            break;
+        }
+        let sge_end = pos + u64::from(sge.length);
+        let at = start + done as u64;
+        if at < sge_end {
+            let in_sge = at - pos;
+            let n = ((sge_end - at) as usize).min(total - done);
+            let va = sge.addr.wrapping_add(in_sge);
+            let piece = match &mut io {
+                Io::Read(b) => Io::Read(&mut b[done..done + n]),
+                Io::Write(b) => Io::Write(&b[done..done + n]),
+            };
+            region_io(rxe, sge.lkey, KeyUse::Local, pd, need, va, piece)?;
+            done += n;
+        }
+        pos = sge_end;
+    }
+    if done == total {
+        Ok(())
+    } else {
+        Err(AccessError::OutOfBounds)
+    }
+}
+
+/// Copies bytes `[offset, offset + dst.len())` of a send WQE's payload into
+/// `dst`.
+pub(crate) fn gather(
+    rxe: &RxeDevice,
+    pd: usize,
+    wqe: &PostedWqe,
+    offset: u32,
+    dst: &mut [u8],
+) -> Result<(), AccessError> {
+    match &wqe.payload {
+        Payload::Inline(data) => {
+            let start = offset as usize;
+            let src = data
+                .as_slice()
+                .get(start..start + dst.len())
+                .ok_or(AccessError::OutOfBounds)?;
+            dst.copy_from_slice(src);
+            Ok(())
+        }
+        Payload::Sges(sges) => sge_io(rxe, pd, sges, 0, offset, Io::Read(dst)),
+        Payload::None if dst.is_empty() => Ok(()),
+        Payload::None => Err(AccessError::OutOfBounds),
+    }
+}
+
+/// Checks that every SGE of a send WQE names memory the QP may read: the
+/// lkey, the PD and the range (a WQE that fails completes with a local
+/// protection error before any packet leaves). `write` asks for local write
+/// access (READ and atomic responses land there).
+pub(crate) fn check_sges(rxe: &RxeDevice, pd: usize, wqe: &PostedWqe, write: bool) -> Result<(), AccessError> {
+    let Payload::Sges(sges) = &wqe.payload else {
+        return Ok(());
+    };
+    let need = if write { access::LOCAL_WRITE } else { 0 };
+    for sge in sges.as_slice().iter().filter(|s| s.length != 0) {
+        let key = MemKey(sge.lkey);
+        let mr = rxe.keys.lookup(key.index()).ok_or(AccessError::UnknownKey)?;
+        mr.keys
+            .check(key, KeyUse::Local, pd, need, sge.addr, u64::from(sge.length))?;
+    }
+    Ok(())
+}
+
+/// Copies `src` to bytes `[offset, offset + src.len())` of the buffers
+/// `sges` describe (receive WQEs, READ responses, atomic results).
+pub(crate) fn scatter(
+    rxe: &RxeDevice,
+    pd: usize,
+    sges: &SgeList,
+    offset: u32,
+    src: &[u8],
+) -> Result<(), AccessError> {
+    sge_io(rxe, pd, sges, access::LOCAL_WRITE, offset, Io::Write(src))
+}
+
+/// Writes `src` at `va` of the region `rkey` names (RDMA WRITE).
+pub(crate) fn remote_write(rxe: &RxeDevice, pd: usize, rkey: u32, va: u64, src: &[u8]) -> Result<(), AccessError> {
+    region_io(rxe, rkey, KeyUse::Remote, pd, access::REMOTE_WRITE, va, Io::Write(src))
+}
+
+/// Reads `dst.len()` bytes at `va` of the region `rkey` names (RDMA READ).
+pub(crate) fn remote_read(rxe: &RxeDevice, pd: usize, rkey: u32, va: u64, dst: &mut [u8]) -> Result<(), AccessError> {
+    region_io(rxe, rkey, KeyUse::Remote, pd, access::REMOTE_READ, va, Io::Read(dst))
+}
+
+/// Whether the key table lets `pd` access `[va, va + len)` of `rkey` with
+/// `need` (checked once per message, before anything is placed).
+pub(crate) fn check_remote(rxe: &RxeDevice, pd: usize, rkey: u32, need: u32, va: u64, len: u64) -> Result<(), AccessError> {
+    let key = MemKey(rkey);
+    let mr = rxe.keys.lookup(key.index()).ok_or(AccessError::UnknownKey)?;
+    mr.keys.check(key, KeyUse::Remote, pd, need, va, len).map(|_| ())
+}
+
+/// Executes an 8-byte atomic at `va` of `rkey`: `op` maps the original
+/// value to the new one. Returns the original value. Atomics of all QPs
+/// are serialised by `lock`.
+pub(crate) fn remote_atomic(
+    rxe: &RxeDevice,
+    pd: usize,
+    rkey: u32,
+    va: u64,
+    op: impl FnOnce(u64) -> u64,
+) -> Result<u64, AccessError> {
+    let _guard = crate::rc::ATOMIC_LOCK.lock();
+    let mut orig = [0u8; 8];
+    region_io(rxe, rkey, KeyUse::Remote, pd, access::REMOTE_ATOMIC, va, Io::Read(&mut orig))?;
+    let orig = u64::from_ne_bytes(orig);
+    let new = op(orig).to_ne_bytes();
+    region_io(rxe, rkey, KeyUse::Remote, pd, access::REMOTE_ATOMIC, va, Io::Write(&new))?;
+    Ok(orig)
+}

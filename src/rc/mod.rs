@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The RC data path of one QP: the requester and responder machines of
+//! [`crate::proto`] bound to the QP's rings, memory, CQs and the network.
+//!
+//! Every entry point (the doorbell in [`send`], a packet in
+//! [`respond`]/[`complete`], a timer) takes the QP's state lock, steps a
+//! machine, and carries out what it asks for under the lock: WQEs are copied
+//! out of the rings, payload is gathered and placed, completions are posted.
+//! Packets are built under the lock into an [`wire::Outbox`] and handed to
+//! the IP stack after it is released (transmitting with interrupts off is
+//! not allowed).
+
+pub(crate) mod complete;
+pub(crate) mod memory;
+pub(crate) mod respond;
+pub(crate) mod send;
+pub(crate) mod wire;
+
+use crate::{
+    abi::{cqe::Completion as Cqe, recv_wqe::RecvWqe, send_wqe::SendWqe as PostedWqe, values::WcStatus},
+    counters::Counter,
+    device::RxeDevice,
+    proto::{
+        admission::{admit, Direction, QpView},
+        aeth::RnrTimer,
+        packet::Packet,
+        psn::Psn,
+        qp_attr::{QpAttrs, QpState},
+        requester::{Requester, RequesterConfig},
+        responder::{AccessFlags, Responder, ResponderConfig},
+        transport::{CompletionStatus, Mtu},
+    },
+    qp::{QpInner, RxeQp},
+    abi::values::access,
+};
+use kernel::prelude::*;
+
+/// WQEs the requester holds at once; further WQEs wait in the SQ ring.
+pub(crate) const SQ_WINDOW: usize = 64;
+
+/// READ/atomic requests the responder remembers for replay.
+pub(crate) const RD_ATOMIC_RESOURCES: usize = 32;
+
+/// The data-path state of an RC QP (in [`QpInner`], under its lock).
+pub(crate) struct RcState {
+    /// Send side.
+    pub(crate) requester: KBox<Requester<SQ_WINDOW>>,
+    /// Receive side.
+    pub(crate) responder: KBox<Responder<RD_ATOMIC_RESOURCES>>,
+    /// Private copies of the WQEs the requester holds, by `id % SQ_WINDOW`.
+    pub(crate) posted: KVVec<Option<PostedWqe>>,
+    /// Id of the next WQE taken from the SQ (ids count WQEs taken).
+    pub(crate) next_id: u64,
+    /// SQ entries taken beyond the ring's consumer index.
+    pub(crate) taken: u32,
+    /// The receive WQE at the head of the RQ/SRQ, copied by a look ahead.
+    pub(crate) peeked_recv: Option<RecvWqe>,
+    /// The receive WQE a SEND (or WRITE with immediate) is filling.
+    pub(crate) recv: Option<RecvWqe>,
+    /// Placement into `recv` failed: it completes with this status.
+    pub(crate) recv_failed: Option<WcStatus>,
+    /// Reused list of requester actions (capacity [`send::ACTIONS_MAX`]:
+    /// steps never allocate).
+    pub(crate) actions: KVec<crate::proto::requester::RequesterAction>,
+    /// Whether the requester runs (RTS and later).
+    pub(crate) sending: bool,
+    /// Whether the responder runs (RTR and later).
+    pub(crate) receiving: bool,
+}
+
+impl RcState {
+    /// Allocates the machines (idle until RTR/RTS).
+    pub(crate) fn new() -> Result<KBox<RcState>> {
+        let mtu = Mtu::MTU_256;
+        let requester = KBox::new(Requester::new(RequesterConfig::new(mtu, Psn::new(0))), GFP_KERNEL)?;
+        let responder = KBox::new(Responder::new(responder_config(&QpAttrs::default())), GFP_KERNEL)?;
+        let mut posted = KVVec::with_capacity(SQ_WINDOW, GFP_KERNEL)?;
+        for _ in 0..SQ_WINDOW {
+            posted.push(None, GFP_KERNEL)?;
+        }
+        Ok(KBox::new(
+            RcState {
+                requester,
+                responder,
+                posted,
+                actions: KVec::with_capacity(send::ACTIONS_MAX, GFP_KERNEL)?,
+                next_id: 0,
+                taken: 0,
+                peeked_recv: None,
+                recv: None,
+                recv_failed: None,
+                sending: false,
+                receiving: false,
+            },
+            GFP_KERNEL,
+        )?)
+    }
+
+    /// The private copy of WQE `id`.
+    pub(crate) fn posted(&self, id: u64) -> Option<&PostedWqe> {
+        self.posted.get((id % SQ_WINDOW as u64) as usize)?.as_ref()
+    }
+}
+
+/// The path MTU of `attrs` (256 until set).
+pub(crate) fn path_mtu(attrs: &QpAttrs) -> Mtu {
+    match attrs.path_mtu {
+        1..=5 => Mtu::new(128 << attrs.path_mtu).unwrap_or(Mtu::MTU_256),
+        _ => Mtu::MTU_256,
+    }
+}
+
+/// The local ACK timeout in microseconds (4.096 µs << timeout; 0 is none).
+fn timeout_usecs(timeout: u8) -> u32 {
+    if timeout == 0 {
+        0
+    } else {
+        let ns = 4096u64 << timeout.min(31);
+        (ns / 1000).min(u64::from(u32::MAX)) as u32
+    }
+}
+
+fn requester_config(attrs: &QpAttrs) -> RequesterConfig {
+    let mut cfg = RequesterConfig::new(path_mtu(attrs), attrs.sq_psn);
+    cfg.retry_cnt = attrs.retry_cnt;
+    cfg.rnr_retry = attrs.rnr_retry;
+    cfg.max_rd_atomic = attrs.max_rd_atomic;
+    cfg.timeout_usecs = timeout_usecs(attrs.timeout);
+    cfg
+}
+
+fn responder_config(attrs: &QpAttrs) -> ResponderConfig {
+    ResponderConfig {
+        mtu: path_mtu(attrs),
+        rq_psn: attrs.rq_psn,
+        min_rnr_timer: RnrTimer::new(attrs.min_rnr_timer),
+        max_dest_rd_atomic: attrs.max_dest_rd_atomic,
+        access: AccessFlags {
+            remote_read: attrs.access & access::REMOTE_READ != 0,
+            remote_write: attrs.access & access::REMOTE_WRITE != 0,
+            remote_atomic: attrs.access & access::REMOTE_ATOMIC != 0,
+        },
+    }
+}
+
+/// The work-completion status of a protocol completion status (same
+/// numbering).
+pub(crate) fn wc_status(s: CompletionStatus) -> WcStatus {
+    WcStatus::from_u32(s as u32).unwrap_or(WcStatus::GeneralErr)
+}
+
+/// Follows a `modify_qp` that changed the state from `old`: starts the
+/// responder at RTR and the requester at RTS with the attributes just set,
+/// stops both at RESET, flushes at ERROR. Runs under the QP lock.
+pub(crate) fn state_changed(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner, old: QpState) {
+    let new = inner.attrs.state;
+    if new == old {
+        return;
+    }
+    match new {
+        QpState::Reset => {
+            let rc = &mut inner.rc;
+            rc.sending = false;
+            rc.receiving = false;
+            rc.taken = 0;
+            rc.next_id = 0;
+            rc.peeked_recv = None;
+            rc.recv = None;
+            rc.recv_failed = None;
+            for slot in rc.posted.iter_mut() {
+                *slot = None;
+            }
+        }
+        QpState::Rtr => {
+            let cfg = responder_config(&inner.attrs);
+            inner.rc.responder.reset(cfg);
+            inner.rc.receiving = true;
+        }
+        QpState::Rts if old == QpState::Rtr => {
+            let cfg = requester_config(&inner.attrs);
+            inner.rc.requester.reset(cfg);
+            inner.rc.sending = true;
+        }
+        QpState::Err => complete::enter_error(rxe, qp, inner),
+        _ => {}
+    }
+}
+
+/// Posts a receive-side completion, counting an overflow.
+pub(crate) fn post_recv_cqe(rxe: &RxeDevice, qp: &RxeQp, cqe: &Cqe, solicited: bool) {
+    if qp.ibqp.recv_cq().post(cqe, &Default::default(), solicited).is_err() {
+        rxe.counters.inc(Counter::SendErr);
+        qp.ibqp.recv_cq().ibcq.error_event();
+    }
+}
+
+/// Posts a send-side completion, counting an overflow.
+pub(crate) fn post_send_cqe(rxe: &RxeDevice, qp: &RxeQp, cqe: &Cqe) {
+    if qp.ibqp.send_cq().post(cqe, &Default::default(), false).is_err() {
+        rxe.counters.inc(Counter::SendErr);
+        qp.ibqp.send_cq().ibcq.error_event();
+    }
+}
+
+kernel::sync::global_lock! {
+    // SAFETY: Initialised by `init` in module init before first use.
+    unsafe(uninit) static ATOMIC_LOCK: SpinLock<()> = ();
+}
+
+/// Prepares the data path.
+///
+/// # Safety
+///
+/// Called once, from module init, before any device exists.
+pub(crate) unsafe fn init() {
+    // SAFETY: Called once, before any use of the lock.
+    unsafe { ATOMIC_LOCK.init() };
+}
+
+/// A packet for `qp`, in softirq: admission (transport, state, peer,
+/// P_Key), then the responder or the completer. `src` and `dst` are the IP
+/// addresses as GIDs.
+pub(crate) fn receive(
+    rxe: &RxeDevice,
+    qp: &RxeQp,
+    ndev: &crate::sys::net::NetDevice,
+    pkt: &Packet<'_>,
+    src: &[u8; 16],
+    dst: &[u8; 16],
+) {
+    let mut out = wire::Outbox::new();
+    {
+        let mut guard = qp.body.state.lock();
+        let inner = &mut *guard;
+        let view = QpView {
+            qp_type: qp.body.qp_type,
+            state: inner.attrs.state,
+            qkey: inner.attrs.qkey,
+            path_remote: inner.attrs.av.dgid,
+            path_local: inner.attrs.av.sgid,
+        };
+        match admit(pkt, &view, src, dst) {
+            Ok(Direction::Request) => respond::on_request(rxe, qp, inner, ndev, &mut out, pkt),
+            Ok(Direction::Response) => complete::on_response(rxe, qp, inner, ndev, &mut out, pkt),
+            Err(_) => {}
+        }
+    }
+    out.send(rxe);
+}

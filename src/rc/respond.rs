@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The receive side of an RC QP, in softirq: a request packet goes through
+//! the responder (PSN check, reassembly, access checks), and what it decides
+//! is carried out at once: payload placed into the receive WQE's buffers or
+//! the rkey's region, receive completions posted, ACKs, NAKs and READ or
+//! atomic responses built.
+
+use super::{memory, wc_status, wire::Outbox, wire::Path, RcState};
+use crate::{
+    abi::{
+        cqe::{Completion as Cqe, CqeEx},
+        recv_wqe::{RecvLimits, RecvWqe},
+        values::{access, WcStatus},
+    },
+    counters::Counter,
+    device::RxeDevice,
+    proto::{
+        aeth::Aeth,
+        headers::AtomicAckEth,
+        opcode::Opcode,
+        packet::{ExtHeaders, Packet},
+        responder::{
+            AccessError, DropReason, PlaceTarget, ResponderAction, ResponderEnv,
+        },
+        transport::{AtomicArgs, AtomicOp, CompletionStatus, RemoteAccess, RemoteRange},
+        translate::RequestHeaders,
+    },
+    qp::{QpInner, RxeQp, WorkQueue},
+    sys::net::NetDevice,
+};
+use crate::proto::transport::RequestPacket;
+use kernel::prelude::*;
+
+/// Most actions the responder produces for one packet.
+const ACTIONS_MAX: usize = 8;
+
+/// What the responder asks of the driver while deciding on one packet.
+struct Env<'a> {
+    rxe: &'a RxeDevice,
+    qp: &'a RxeQp,
+    pd: usize,
+    rq: &'a Option<WorkQueue>,
+    peeked: &'a mut Option<RecvWqe>,
+}
+
+impl ResponderEnv for Env<'_> {
+    fn receive_wqe(&mut self) -> Option<u32> {
+        peek_recv(self.qp, self.rq, self.peeked).map(|w| w.total_len)
+    }
+
+    fn check_access(&mut self, range: &RemoteRange, want: RemoteAccess) -> Result<(), AccessError> {
+        let need = match want {
+            RemoteAccess::Read => access::REMOTE_READ,
+            RemoteAccess::Write => access::REMOTE_WRITE,
+            RemoteAccess::Atomic => access::REMOTE_ATOMIC,
+        };
+        memory::check_remote(self.rxe, self.pd, range.rkey, need, range.va, u64::from(range.len))
+            .map_err(|_| AccessError)
+    }
+
+    fn execute_atomic(&mut self, args: &AtomicArgs) -> Result<u64, AccessError> {
+        let op = args.op;
+        memory::remote_atomic(self.rxe, self.pd, args.rkey, args.va, move |orig| match op {
+            AtomicOp::CompareSwap { compare, swap } => {
+                if orig == compare {
+                    swap
+                } else {
+                    orig
+                }
+            }
+            AtomicOp::FetchAdd { add } => orig.wrapping_add(add),
+        })
+        .map_err(|_| AccessError)
+    }
+}
+
+/// Copies the receive WQE at the head of the QP's RQ or SRQ into `peeked`
+/// (once; later calls return the copy) without consuming it. A WQE the ring
+/// holds but that does not validate gets no room, so the message completes
+/// with a length error instead of stalling the QP.
+fn peek_recv(qp: &RxeQp, rq: &Option<WorkQueue>, peeked: &mut Option<RecvWqe>) -> Option<RecvWqe> {
+    if let Some(w) = *peeked {
+        return Some(w);
+    }
+    let read = match (rq, qp.ibqp.srq()) {
+        (Some(rq), _) => {
+            let off = rq.ring.peek(&rq.buf)?;
+            let limits = RecvLimits {
+                max_sge: qp.body.caps.max_recv_sge,
+                slot_size: rq.ring.geometry().elem_size(),
+            };
+            (RecvWqe::read_from(&rq.buf, off, &limits), slot_wr_id(&rq.buf, off))
+        }
+        (None, Some(srq)) => {
+            let st = srq.body.state.lock();
+            let off = st.ring.peek(&st.buf)?;
+            let limits = RecvLimits {
+                max_sge: srq.body.max_sge,
+                slot_size: st.ring.geometry().elem_size(),
+            };
+            (RecvWqe::read_from(&st.buf, off, &limits), slot_wr_id(&st.buf, off))
+        }
+        (None, None) => return None,
+    };
+    let wqe = match read {
+        (Ok(w), _) => w,
+        (Err(_), wr_id) => RecvWqe {
+            wr_id,
+            sges: Default::default(),
+            total_len: 0,
+        },
+    };
+    *peeked = Some(wqe);
+    Some(wqe)
+}
+
+fn slot_wr_id<B: crate::abi::queue::SharedBuf + ?Sized>(buf: &B, off: usize) -> u64 {
+    let mut b = [0u8; 8];
+    buf.read_bytes(off, &mut b);
+    u64::from_ne_bytes(b)
+}
+
+/// Consumes the receive WQE [`peek_recv`] copied; raises the SRQ limit
+/// event when an armed SRQ falls below its limit.
+fn consume_recv(qp: &RxeQp, inner: &mut QpInner) -> Option<RecvWqe> {
+    let wqe = inner.rc.peeked_recv.take()?;
+    match (inner.rq.as_mut(), qp.ibqp.srq()) {
+        (Some(rq), _) => {
+            rq.ring.advance(&rq.buf);
+        }
+        (None, Some(srq)) => {
+            let mut guard = srq.body.state.lock();
+            let st = &mut *guard;
+            st.ring.advance(&st.buf);
+            if st.limit != 0 && st.ring.count(&st.buf) < st.limit {
+                st.limit = 0;
+                srq.ibsrq.limit_reached();
+            }
+        }
+        (None, None) => {}
+    }
+    Some(wqe)
+}
+
+/// A request packet for the QP's responder.
+pub(crate) fn on_request(
+    rxe: &RxeDevice,
+    qp: &RxeQp,
+    inner: &mut QpInner,
+    ndev: &NetDevice,
+    out: &mut Outbox,
+    pkt: &Packet<'_>,
+) {
+    if !inner.rc.receiving {
+        return;
+    }
+    let headers = RequestHeaders {
+        reth: pkt.ext.reth,
+        atomic: pkt.ext.atomic_eth,
+        imm: pkt.ext.immdt,
+        ieth: pkt.ext.ieth,
+    };
+    let Some(req) = RequestPacket::from_headers(pkt.opcode, &pkt.bth, &headers, pkt.payload.len() as u32)
+    else {
+        return;
+    };
+    let mut actions: [Option<ResponderAction>; ACTIONS_MAX] = [None; ACTIONS_MAX];
+    let mut n = 0;
+    {
+        let QpInner { rq, rc, .. } = inner;
+        let RcState {
+            responder,
+            peeked_recv,
+            ..
+        } = &mut **rc;
+        let mut env = Env {
+            rxe,
+            qp,
+            pd: qp.ibqp.pd_id(),
+            rq,
+            peeked: peeked_recv,
+        };
+        responder.step(&req, &mut env, &mut |a| {
+            if let Some(slot) = actions.get_mut(n) {
+                *slot = Some(a);
+            }
+            n += 1;
+        });
+    }
+    if n > ACTIONS_MAX {
+        pr_warn!("QP {:#x}: responder actions overflow\n", qp.body.qpn);
+        super::complete::enter_error(rxe, qp, inner);
+        return;
+    }
+    for a in actions.iter().flatten() {
+        run(rxe, qp, inner, ndev, out, pkt, a);
+    }
+}
+
+/// Carries out one responder action for `pkt`.
+fn run(
+    rxe: &RxeDevice,
+    qp: &RxeQp,
+    inner: &mut QpInner,
+    ndev: &NetDevice,
+    out: &mut Outbox,
+    pkt: &Packet<'_>,
+    action: &ResponderAction,
+) {
+    let pd = qp.ibqp.pd_id();
+    match *action {
+        ResponderAction::ConsumeReceiveWqe => {
+            inner.rc.recv = consume_recv(qp, inner);
+            inner.rc.recv_failed = None;
+        }
+        ResponderAction::Place {
+            target,
+            len,
+            payload_offset,
+        } => {
+            let start = payload_offset as usize;
+            let Some(data) = pkt.payload.get(start..start + len as usize) else {
+                return;
+            };
+            match target {
+                PlaceTarget::Receive { offset } => {
+                    let placed = match &inner.rc.recv {
+                        Some(wqe) => memory::scatter(rxe, pd, &wqe.sges, offset, data).is_ok(),
+                        None => false,
+                    };
+                    if !placed && inner.rc.recv_failed.is_none() {
+                        inner.rc.recv_failed = Some(WcStatus::LocProtErr);
+                    }
+                }
+                PlaceTarget::Memory { va, rkey } => {
+                    // Checked when the message started; fails only if the
+                    // region was deregistered since.
+                    if memory::remote_write(rxe, pd, rkey, va, data).is_err() {
+                        rxe.counters.inc(Counter::SendErr);
+                    }
+                }
+            }
+        }
+        ResponderAction::CompleteReceive {
+            len,
+            imm,
+            invalidate_rkey,
+            write_with_imm,
+            status,
+        } => {
+            let Some(wqe) = inner.rc.recv.take() else {
+                return;
+            };
+            let failed = inner.rc.recv_failed.take();
+            let cqe = match (status, failed) {
+                (CompletionStatus::Success, None) => {
+                    let ex = match (imm, invalidate_rkey) {
+                        (Some(imm), _) => CqeEx::Imm(imm.to_be_bytes()),
+                        (None, Some(rkey)) => CqeEx::InvalidateRkey(rkey),
+                        (None, None) => CqeEx::None,
+                    };
+                    rxe.counters.inc(Counter::RdmaRecvs);
+                    Cqe::recv(wqe.wr_id, qp.body.qpn, write_with_imm, len, ex, 0, 1)
+                }
+                (CompletionStatus::Success, Some(f)) => Cqe::recv_error(wqe.wr_id, qp.body.qpn, f),
+                (s, _) => Cqe::recv_error(wqe.wr_id, qp.body.qpn, wc_status(s)),
+            };
+            super::post_recv_cqe(rxe, qp, &cqe, pkt.bth.se);
+        }
+        ResponderAction::SendAck { psn, syndrome, msn } => {
+            let path = Path::new(ndev, &inner.attrs, inner.src_port);
+            let bth = path.bth(Opcode::RcAcknowledge, psn, false, false);
+            let ext = ExtHeaders {
+                aeth: Some(Aeth { syndrome, msn }),
+                ..ExtHeaders::default()
+            };
+            let _ = path.emit(rxe, out, &bth, &ext, 0, |_| Ok(()));
+        }
+        ResponderAction::SendAtomicAck { psn, orig, msn } => {
+            let path = Path::new(ndev, &inner.attrs, inner.src_port);
+            let bth = path.bth(Opcode::RcAtomicAcknowledge, psn, false, false);
+            let ext = ExtHeaders {
+                aeth: Some(Aeth::ack(msn)),
+                atomic_ack_eth: Some(AtomicAckEth { orig }),
+                ..ExtHeaders::default()
+            };
+            let _ = path.emit(rxe, out, &bth, &ext, 0, |_| Ok(()));
+        }
+        ResponderAction::SendReadResponses(reply) => {
+            let path = Path::new(ndev, &inner.attrs, inner.src_port);
+            for p in reply {
+                let bth = path.bth(p.opcode(), p.psn, false, false);
+                let ext = ExtHeaders {
+                    aeth: p.aeth_msn.map(Aeth::ack),
+                    ..ExtHeaders::default()
+                };
+                let r = p.range;
+                let sent = path.emit(rxe, out, &bth, &ext, r.len as usize, |buf| {
+                    memory::remote_read(rxe, pd, r.rkey, r.va, buf).map_err(|_| ())
+                });
+                if sent.is_err() {
+                    // The requester's timer resends the READ.
+                    break;
+                }
+            }
+        }
+        ResponderAction::Drop { reason } => match reason {
+            DropReason::DuplicateRequest => rxe.counters.inc(Counter::DuplicateRequest),
+            DropReason::OutOfSeqRequest => rxe.counters.inc(Counter::OutOfSeqRequest),
+            DropReason::ReceiverNotReady => rxe.counters.inc(Counter::SendRnrErr),
+            _ => {}
+        },
+        ResponderAction::EnterError { .. } => super::complete::enter_error(rxe, qp, inner),
+    }
+}

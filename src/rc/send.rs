@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The send side of an RC QP: the doorbell takes new WQEs out of the SQ
+//! ring (each copied and validated once, into kernel memory), hands them to
+//! the requester, and carries out what the requester asks: packets built
+//! from the private WQE copies, READ data placed, completions posted.
+
+use super::{memory, wc_status, wire::{Outbox, Path, BuildFailure}, RcState, SQ_WINDOW};
+use crate::{
+    abi::{
+        cqe::Completion as Cqe,
+        send_wqe::{Origin, SendLimits, SendWqe as PostedWqe, SendWqeError},
+        values::{send_flags, QpType as AbiQpType, WcStatus, WrOpcode},
+    },
+    counters::Counter,
+    device::RxeDevice,
+    proto::{
+        headers::{Ieth, ImmDt},
+        packet::ExtHeaders,
+        qp_attr::QpState,
+        requester::{RequesterAction, RequesterEvent},
+        work_request::{requester_wqe, NotTransport},
+    },
+    qp::{QpInner, RxeQp},
+    sys::net::NetDevice,
+};
+use kernel::prelude::*;
+
+/// Packets the requester may emit per step.
+const TX_BUDGET: u32 = 32;
+
+/// Most actions one requester step produces: every WQE completing plus
+/// timers, or a transmit budget's packets.
+pub(crate) const ACTIONS_MAX: usize = 2 * SQ_WINDOW + TX_BUDGET as usize + 8;
+
+/// `post_send` of a user QP (librxe's doorbell): process what the SQ ring
+/// holds. `EINVAL` before RTS, as rxe.
+pub(crate) fn doorbell(rxe: &RxeDevice, qp: &RxeQp) -> Result {
+    let ndev = rxe.ib.netdev().ok_or(ENODEV)?;
+    let mut out = Outbox::new();
+    let result = {
+        let mut guard = qp.body.state.lock();
+        let inner = &mut *guard;
+        match inner.attrs.state {
+            QpState::Err => {
+                super::complete::flush_sq(rxe, qp, inner);
+                Ok(())
+            }
+            QpState::Rts | QpState::Sqd | QpState::Sqe => {
+                pump(rxe, qp, inner, &ndev, &mut out);
+                Ok(())
+            }
+            _ => Err(EINVAL),
+        }
+    };
+    out.send(rxe);
+    result
+}
+
+/// Takes new WQEs and lets the requester transmit until it stops.
+pub(crate) fn pump(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner, ndev: &NetDevice, out: &mut Outbox) {
+    if !inner.rc.sending {
+        return;
+    }
+    take_wqes(rxe, qp, inner);
+    // Each round emits at most TX_BUDGET packets; stop when a round emits
+    // none (window closed, nothing left) or the QP failed.
+    loop {
+        let sent = step(rxe, qp, inner, ndev, out, RequesterEvent::Transmit { budget: TX_BUDGET }, None);
+        if sent == 0 || !inner.rc.sending {
+            break;
+        }
+        take_wqes(rxe, qp, inner);
+    }
+}
+
+/// The `wr_id` of the slot at `off` (the first 8 bytes), for completing a
+/// WQE that did not validate.
+fn slot_wr_id(inner: &QpInner, off: usize) -> u64 {
+    use crate::abi::queue::SharedBuf;
+    let mut b = [0u8; 8];
+    inner.sq.buf.read_bytes(off, &mut b);
+    u64::from_ne_bytes(b)
+}
+
+/// Copies new WQEs from the SQ ring to the requester while it has room. A
+/// WQE that is malformed, names memory the QP may not use, or asks for an
+/// operation RC does not carry completes with an error once everything
+/// before it has completed, and moves the QP to ERROR (as rxe).
+fn take_wqes(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
+    let caps = &qp.body.caps;
+    let limits = SendLimits {
+        qp_type: AbiQpType::Rc,
+        max_sge: caps.max_send_sge,
+        max_inline: caps.max_inline_data,
+        slot_size: inner.sq.ring.geometry().elem_size(),
+        origin: Origin::User,
+    };
+    let pd = qp.ibqp.pd_id();
+    while inner.rc.sending && inner.rc.requester.outstanding_wqes() < SQ_WINDOW {
+        let Some(off) = inner.sq.ring.peek_nth(&inner.sq.buf, inner.rc.taken) else {
+            return;
+        };
+        let id = inner.rc.next_id;
+        let checked = PostedWqe::read_from(&inner.sq.buf, off, &limits)
+            .map_err(|e: SendWqeError| (slot_wr_id(inner, off), WrOpcode::Send, e.wc_status()))
+            .and_then(|w| {
+                let write = matches!(
+                    w.opcode,
+                    WrOpcode::RdmaRead | WrOpcode::AtomicCmpAndSwp | WrOpcode::AtomicFetchAndAdd
+                );
+                memory::check_sges(rxe, pd, &w, write)
+                    .map_err(|_| (w.wr_id, w.opcode, WcStatus::LocProtErr))?;
+                match requester_wqe(id, &w) {
+                    Ok(rw) => Ok((w, rw)),
+                    Err(NotTransport::Local | NotTransport::Unsupported) => {
+                        Err((w.wr_id, w.opcode, WcStatus::LocQpOpErr))
+                    }
+                }
+            });
+        match checked {
+            Ok((w, rw)) => {
+                let rc = &mut *inner.rc;
+                let mut dropped = false;
+                if rc.requester.post(rw, &mut |_a: RequesterAction| dropped = true).is_err() {
+                    return;
+                }
+                if let Some(slot) = rc.posted.get_mut((id % SQ_WINDOW as u64) as usize) {
+                    *slot = Some(w);
+                }
+                rc.next_id += 1;
+                rc.taken += 1;
+                if dropped {
+                    // `post` only acts when the requester is in ERROR.
+                    return;
+                }
+            }
+            Err((wr_id, opcode, status)) => {
+                if inner.rc.requester.outstanding_wqes() > 0 {
+                    // Completions stay in order: wait for the ones before.
+                    return;
+                }
+                let cqe = Cqe::send(wr_id, qp.body.qpn, status, opcode, 0);
+                super::post_send_cqe(rxe, qp, &cqe);
+                inner.sq.ring.advance(&inner.sq.buf);
+                super::complete::enter_error(rxe, qp, inner);
+                return;
+            }
+        }
+    }
+}
+
+/// Steps the requester with `event` and carries out its actions.
+/// `payload` is the payload of the response packet being processed.
+/// Returns the number of packets the requester asked to transmit.
+pub(crate) fn step(
+    rxe: &RxeDevice,
+    qp: &RxeQp,
+    inner: &mut QpInner,
+    ndev: &NetDevice,
+    out: &mut Outbox,
+    event: RequesterEvent,
+    payload: Option<&[u8]>,
+) -> usize {
+    let mut actions = core::mem::take(&mut inner.rc.actions);
+    actions.clear();
+    let mut overflow = false;
+    inner.rc.requester.step(event, &mut |a| {
+        if actions.push_within_capacity(a).is_err() {
+            overflow = true;
+        }
+    });
+    if overflow {
+        // Lost actions would leave WQEs that never complete: fail the QP.
+        pr_warn!("QP {:#x}: requester actions overflow\n", qp.body.qpn);
+    }
+    let mut transmits = 0;
+    for a in actions.iter() {
+        if matches!(a, RequesterAction::Transmit(_)) {
+            transmits += 1;
+        }
+        run(rxe, qp, inner, ndev, out, a, payload);
+    }
+    actions.clear();
+    inner.rc.actions = actions;
+    if overflow {
+        super::complete::enter_error(rxe, qp, inner);
+    }
+    transmits
+}
+
+/// Carries out one requester action.
+fn run(
+    rxe: &RxeDevice,
+    qp: &RxeQp,
+    inner: &mut QpInner,
+    ndev: &NetDevice,
+    out: &mut Outbox,
+    action: &RequesterAction,
+    payload: Option<&[u8]>,
+) {
+    let pd = qp.ibqp.pd_id();
+    match *action {
+        RequesterAction::Transmit(tx) => {
+            let Some(wqe) = inner.rc.posted(tx.wqe_id).copied() else {
+                return;
+            };
+            let h = &tx.header;
+            let Some(opcode) = h.opcode() else {
+                return;
+            };
+            // The SE bit goes on the last packet of a solicited SEND or
+            // WRITE with immediate.
+            let solicited_op = wqe.send_flags & send_flags::SOLICITED != 0
+                && matches!(
+                    wqe.opcode,
+                    WrOpcode::Send | WrOpcode::SendWithImm | WrOpcode::SendWithInv | WrOpcode::RdmaWriteWithImm
+                );
+            let path = Path::new(ndev, &inner.attrs, inner.src_port);
+            let bth = path.bth(opcode, h.psn, h.ack_req, solicited_op && h.position.ends());
+            let ext = ExtHeaders {
+                reth: h.reth_header(),
+                atomic_eth: h.atomic_header(),
+                immdt: h.imm.map(|imm| ImmDt { imm }),
+                ieth: h.invalidate_rkey.map(|rkey| Ieth { rkey }),
+                ..ExtHeaders::default()
+            };
+            let len = h.payload_len as usize;
+            let sent = path.emit(rxe, out, &bth, &ext, len, |buf| {
+                memory::gather(rxe, pd, &wqe, tx.payload_offset, buf).map_err(|_| ())
+            });
+            if let Err(BuildFailure::Payload) = sent {
+                // The memory went away after the WQE was checked.
+                super::complete::enter_error(rxe, qp, inner);
+            } else if sent.is_ok() && h.position.starts() {
+                if matches!(wqe.op, crate::abi::send_wqe::SendOp::Send { .. }) {
+                    rxe.counters.inc(Counter::RdmaSends);
+                }
+            }
+        }
+        RequesterAction::PlaceReadData { wqe_id, offset, len } => {
+            let Some(wqe) = inner.rc.posted(wqe_id).copied() else {
+                return;
+            };
+            let data = payload.and_then(|p| p.get(..len as usize));
+            let placed = match (&wqe.payload, data) {
+                (crate::abi::send_wqe::Payload::Sges(sges), Some(data)) => {
+                    memory::scatter(rxe, pd, sges, offset, data).is_ok()
+                }
+                _ => false,
+            };
+            if !placed {
+                super::complete::enter_error(rxe, qp, inner);
+            }
+        }
+        RequesterAction::Complete(c) => {
+            let rc: &mut RcState = &mut inner.rc;
+            let slot = (c.wqe_id % SQ_WINDOW as u64) as usize;
+            let Some(wqe) = rc.posted.get_mut(slot).and_then(Option::take) else {
+                return;
+            };
+            rc.taken = rc.taken.saturating_sub(1);
+            if let (Some(orig), crate::abi::send_wqe::Payload::Sges(sges)) = (c.atomic_orig, &wqe.payload) {
+                let _ = memory::scatter(rxe, pd, sges, 0, &orig.to_ne_bytes());
+            }
+            let signaled = qp.body.sq_sig_all
+                || wqe.send_flags & send_flags::SIGNALED != 0
+                || c.status != crate::proto::transport::CompletionStatus::Success;
+            if signaled {
+                let cqe = Cqe::send(wqe.wr_id, qp.body.qpn, wc_status(c.status), wqe.opcode, c.byte_len);
+                super::post_send_cqe(rxe, qp, &cqe);
+            }
+            inner.sq.ring.advance(&inner.sq.buf);
+        }
+        RequesterAction::ArmRetryTimer { usecs } => qp.body.retry_timer.arm_usecs(usecs),
+        RequesterAction::DisarmRetryTimer => qp.body.retry_timer.cancel(),
+        RequesterAction::ArmRnrTimer { usecs } => qp.body.rnr_timer.arm_usecs(usecs),
+        RequesterAction::DropResponse { .. } => {}
+        RequesterAction::EnterError { .. } => super::complete::enter_error(rxe, qp, inner),
+    }
+}

@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Outgoing packets of a QP: headers written by the protocol core straight
+//! into an skb, payload gathered in place, the IP and UDP headers from the
+//! QP's path, the ICRC over all of it; and the [`Outbox`] that holds them
+//! until the QP lock is released.
+
+use crate::{
+    counters::Counter,
+    device::RxeDevice,
+    proto::{
+        admission::DEFAULT_PKEY,
+        headers::Bth,
+        icrc::IpHeader,
+        opcode::Opcode,
+        packet::{fill_icrc, packet_len, write_headers, ExtHeaders},
+        psn::Psn,
+        qp_attr::{Network, QpAttrs},
+    },
+    sys::{
+        net::NetDevice,
+        skb::{Route, TxSkb, IPV6_HDR_LEN},
+    },
+};
+use kernel::prelude::*;
+
+/// Why a packet was not built.
+#[derive(Debug)]
+pub(crate) enum BuildFailure {
+    /// No memory, no route, or the headers did not fit (counted, dropped).
+    Dropped,
+    /// The payload could not be gathered: the WQE's memory is not
+    /// accessible (its MR went away after the WQE was checked).
+    Payload,
+}
+
+/// Packets built under a QP lock, sent once it is released.
+pub(crate) struct Outbox {
+    packets: KVec<TxSkb>,
+    /// Packets that could not be queued (no memory).
+    lost: u32,
+}
+
+impl Outbox {
+    /// An empty outbox.
+    pub(crate) fn new() -> Outbox {
+        Outbox {
+            packets: KVec::new(),
+            lost: 0,
+        }
+    }
+
+    fn push(&mut self, skb: TxSkb) {
+        if self.packets.push(skb, GFP_ATOMIC).is_err() {
+            self.lost += 1;
+        }
+    }
+
+    /// Hands every packet to the IP stack, in order, and counts them.
+    pub(crate) fn send(self, rxe: &RxeDevice) {
+        let mut lost = self.lost;
+        for skb in self.packets {
+            if skb.send().is_err() {
+                lost += 1;
+            }
+        }
+        if lost > 0 {
+            rxe.counters.add(Counter::SendErr, u64::from(lost));
+        }
+    }
+}
+
+/// What every packet of a QP shares: its path and the peer's QP number.
+pub(crate) struct Path<'a> {
+    route: Route<'a>,
+    dest_qp: u32,
+}
+
+impl<'a> Path<'a> {
+    /// The QP's primary path out of `ndev`.
+    pub(crate) fn new(ndev: &'a NetDevice, attrs: &'a QpAttrs, src_port: u16) -> Path<'a> {
+        Path {
+            route: Route {
+                ndev,
+                ipv6: attrs.av.network == Network::Ipv6,
+                sgid: &attrs.av.sgid,
+                dgid: &attrs.av.dgid,
+                traffic_class: attrs.av.traffic_class,
+                hop_limit: attrs.av.hop_limit,
+                src_port,
+            },
+            dest_qp: attrs.dest_qpn,
+        }
+    }
+
+    /// A BTH to the peer with `opcode` and `psn`.
+    pub(crate) fn bth(&self, opcode: Opcode, psn: Psn, ack_req: bool, se: bool) -> Bth {
+        Bth {
+            opcode: opcode.as_u8(),
+            se,
+            mig_req: false,
+            pad_count: 0,
+            tver: 0,
+            pkey: DEFAULT_PKEY,
+            fecn: false,
+            becn: false,
+            dest_qp: self.dest_qp,
+            ack_req,
+            psn,
+        }
+    }
+
+    /// Builds a packet with `payload_len` bytes of payload, which `fill`
+    /// writes, and queues it in `out`. Returns the payload length.
+    pub(crate) fn emit(
+        &self,
+        rxe: &RxeDevice,
+        out: &mut Outbox,
+        bth: &Bth,
+        ext: &ExtHeaders,
+        payload_len: usize,
+        fill: impl FnOnce(&mut [u8]) -> core::result::Result<(), ()>,
+    ) -> core::result::Result<(), BuildFailure> {
+        let result = self.build(bth, ext, payload_len, fill);
+        match result {
+            Ok(skb) => {
+                out.push(skb);
+                rxe.counters.inc(Counter::SentPkts);
+                Ok(())
+            }
+            Err(e) => {
+                rxe.counters.inc(Counter::SendErr);
+                Err(e)
+            }
+        }
+    }
+
+    fn build(
+        &self,
+        bth: &Bth,
+        ext: &ExtHeaders,
+        payload_len: usize,
+        fill: impl FnOnce(&mut [u8]) -> core::result::Result<(), ()>,
+    ) -> core::result::Result<TxSkb, BuildFailure> {
+        let opcode = Opcode::from_u8(bth.opcode).ok_or(BuildFailure::Dropped)?;
+        let total = packet_len(opcode, payload_len).ok_or(BuildFailure::Dropped)?;
+        let mut skb = TxSkb::new(self.route.ndev, self.route.ipv6, total).map_err(|_| BuildFailure::Dropped)?;
+        let pkt = skb.packet();
+        let hdr_len = write_headers(pkt, bth, ext, payload_len).map_err(|_| BuildFailure::Dropped)?;
+        let (payload, trailer) = pkt
+            .get_mut(hdr_len..)
+            .and_then(|rest| rest.split_at_mut_checked(payload_len))
+            .ok_or(BuildFailure::Dropped)?;
+        fill(payload).map_err(|_| BuildFailure::Payload)?;
+        // Pad and the ICRC placeholder.
+        trailer.fill(0);
+        let mut ip = [0u8; IPV6_HDR_LEN];
+        let (ip_len, udp) = {
+            let (iph, udp) = skb.route(&self.route).map_err(|_| BuildFailure::Dropped)?;
+            let n = iph.len().min(IPV6_HDR_LEN);
+            ip[..n].copy_from_slice(&iph[..n]);
+            (n, udp)
+        };
+        let iph = IpHeader::from_slice(&ip[..ip_len]).map_err(|_| BuildFailure::Dropped)?;
+        fill_icrc(iph, &udp, skb.packet()).map_err(|_| BuildFailure::Dropped)?;
+        Ok(skb)
+    }
+}
