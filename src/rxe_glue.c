@@ -212,14 +212,17 @@ void *rxe_glue_xa_erase(struct xarray *xa, unsigned long index)
 	return xa_erase_bh(xa, index);
 }
 
-void rxe_glue_xa_lock(struct xarray *xa)
+unsigned long rxe_glue_xa_lock_irqsave(struct xarray *xa)
 {
-	xa_lock_bh(xa);
+	unsigned long flags;
+
+	xa_lock_irqsave(xa, flags);
+	return flags;
 }
 
-void rxe_glue_xa_unlock(struct xarray *xa)
+void rxe_glue_xa_unlock_irqrestore(struct xarray *xa, unsigned long flags)
 {
-	xa_unlock_bh(xa);
+	xa_unlock_irqrestore(xa, flags);
 }
 
 void rxe_glue_memcpy_to_page(struct page *page, size_t offset, const void *src, size_t len)
@@ -427,4 +430,11 @@ void rxe_glue_srq_limit_event(struct ib_srq *srq)
 
 	if (srq->event_handler)
 		srq->event_handler(&ev, srq->srq_context);
+}
+
+struct net_device *rxe_glue_ib_netdev_rcu(struct ib_device *dev)
+{
+	if (!dev->port_data)
+		return NULL;
+	return rcu_dereference(dev->port_data[1].netdev);
 }

@@ -94,9 +94,14 @@ int rxe_glue_xa_reserve_cyclic(struct xarray *xa, u32 *id, u32 min, u32 max, u32
 int rxe_glue_xa_publish(struct xarray *xa, unsigned long index, void *entry);
 /* xa_erase_bh(). */
 void *rxe_glue_xa_erase(struct xarray *xa, unsigned long index);
-/* xa_lock_bh() / xa_unlock_bh(). */
-void rxe_glue_xa_lock(struct xarray *xa);
-void rxe_glue_xa_unlock(struct xarray *xa);
+/*
+ * xa_lock_irqsave() / xa_unlock_irqrestore(): lookups run in softirq and
+ * under the data path's IRQ-disabling locks, where a _bh unlock is not
+ * allowed. (Writers use the _bh variants; the lock is never taken in
+ * hardirq context.)
+ */
+unsigned long rxe_glue_xa_lock_irqsave(struct xarray *xa);
+void rxe_glue_xa_unlock_irqrestore(struct xarray *xa, unsigned long flags);
 /* memcpy_to_page() / memcpy_from_page(): @offset + @len within the page. */
 void rxe_glue_memcpy_to_page(struct page *page, size_t offset, const void *src, size_t len);
 void rxe_glue_memcpy_from_page(void *dst, struct page *page, size_t offset, size_t len);
@@ -145,5 +150,12 @@ void rxe_glue_local_bh_enable(void);
 void rxe_glue_qp_event(struct ib_qp *qp, unsigned int event);
 /* srq->event_handler() with IB_EVENT_SRQ_LIMIT_REACHED, if there is a handler. */
 void rxe_glue_srq_limit_event(struct ib_srq *srq);
+
+/*
+ * The netdev of port 1, read under RCU without a reference (for softirq
+ * callers: ib_device_get_netdev() takes a lock that must not be taken
+ * there). Valid until the caller's RCU read section ends.
+ */
+struct net_device *rxe_glue_ib_netdev_rcu(struct ib_device *dev);
 
 #endif /* RXE_GLUE_H */

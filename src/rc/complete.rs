@@ -54,10 +54,7 @@ pub(crate) enum TimerKind {
 }
 
 /// A requester timer fired (softirq context).
-pub(crate) fn timer_expired(rxe: &RxeDevice, qp: &RxeQp, kind: TimerKind) {
-    let Some(ndev) = rxe.ib.netdev() else {
-        return;
-    };
+pub(crate) fn timer_expired(rxe: &RxeDevice, qp: &RxeQp, ndev: &NetDevice, kind: TimerKind) {
     let mut out = Outbox::new();
     {
         let mut guard = qp.body.state.lock();
@@ -67,8 +64,8 @@ pub(crate) fn timer_expired(rxe: &RxeDevice, qp: &RxeQp, kind: TimerKind) {
                 TimerKind::Retry => RequesterEvent::RetryTimerExpired,
                 TimerKind::Rnr => RequesterEvent::RnrTimerExpired,
             };
-            send::step(rxe, qp, inner, &ndev, &mut out, event, None);
-            send::pump(rxe, qp, inner, &ndev, &mut out);
+            send::step(rxe, qp, inner, ndev, &mut out, event, None);
+            send::pump(rxe, qp, inner, ndev, &mut out);
         }
     }
     out.send(rxe);

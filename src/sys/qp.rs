@@ -336,9 +336,16 @@ fn timer_fired(timer: *mut bindings::timer_list, kind: crate::rc::complete::Time
             crate::rc::complete::TimerKind::Rnr => kernel::container_of!(timer, RxeQp, body.rnr_timer),
         }
     };
-    // SAFETY: The QP's device outlives the QP.
-    let rxe = unsafe { super::ib::rxe_of((*qp.ibqp.as_ptr()).device) };
-    crate::rc::complete::timer_expired(rxe, qp, kind);
+    // SAFETY: The QP's device outlives the QP. A timer callback runs in
+    // softirq, an RCU read section, for which the netdev stays valid.
+    let (rxe, ndev) = unsafe {
+        let ib = (*qp.ibqp.as_ptr()).device;
+        let ndev = bindings::rxe_glue_ib_netdev_rcu(ib);
+        (super::ib::rxe_of(ib), (!ndev.is_null()).then(|| super::net::NetDevice::from_raw(ndev)))
+    };
+    if let Some(ndev) = ndev {
+        crate::rc::complete::timer_expired(rxe, qp, ndev, kind);
+    }
 }
 
 /// The retransmission timer of a QP fired.

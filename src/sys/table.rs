@@ -145,19 +145,19 @@ impl<T: Counted> IndexTable<T> {
     }
 
     /// Finds the object at `index` and takes a use of it.
-    #[allow(dead_code, reason = "the receive and transmit paths look objects up")]
+    /// Any context but hardirq, with or without interrupts disabled.
     pub(crate) fn lookup(&self, index: u32) -> Option<TableRef<T>> {
         // SAFETY: Initialised table. Under the lock no entry can be
         // removed, so a found object is live and holds the table's use
         // while we add ours.
         unsafe {
-            bindings::rxe_glue_xa_lock(self.xa.get());
+            let flags = bindings::rxe_glue_xa_lock_irqsave(self.xa.get());
             let entry = bindings::xa_load(self.xa.get(), index as _).cast::<T>();
             let found = NonNull::new(entry).map(|obj| {
                 obj.as_ref().uses().get();
                 TableRef { obj }
             });
-            bindings::rxe_glue_xa_unlock(self.xa.get());
+            bindings::rxe_glue_xa_unlock_irqrestore(self.xa.get(), flags);
             found
         }
     }
