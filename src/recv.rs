@@ -71,6 +71,9 @@ fn receive(d: &RxDatagram<'_>) {
         return;
     };
     rxe.counters.inc(Counter::RcvdPkts);
+    // The IP packet, as rxe counts it.
+    let bytes = d.ip().len() + d.udp().len() + d.payload().len();
+    rxe.counters.add(Counter::RcvdBytes, bytes as u64);
     let (src, dst) = addresses(&ip);
     crate::rc::receive(&rxe, &qp, d.ndev(), &pkt, &src, &dst);
 }

@@ -40,6 +40,8 @@ pub(crate) fn on_response(
     ) else {
         return;
     };
+    // rxe's `ack_deferred`: response packets handed to the completer.
+    rxe.counters.inc(crate::counters::Counter::AckDeferred);
     send::step(rxe, qp, inner, ndev, out, RequesterEvent::Response(resp), Some(pkt.payload));
     send::pump(rxe, qp, inner, ndev, out);
 }

@@ -21,7 +21,7 @@ use crate::{
         opcode::Opcode,
         packet::{ExtHeaders, Packet},
         responder::{
-            AccessError, DropReason, PlaceTarget, ResponderAction, ResponderEnv,
+            AccessError, PlaceTarget, ResponderAction, ResponderEnv,
         },
         transport::{AtomicArgs, AtomicOp, CompletionStatus, RemoteAccess, RemoteRange},
         translate::RequestHeaders,
@@ -167,6 +167,7 @@ pub(crate) fn on_request(
     };
     let mut actions: [Option<ResponderAction>; ACTIONS_MAX] = [None; ACTIONS_MAX];
     let mut n = 0;
+    let before = *inner.rc.responder.counters();
     {
         let QpInner { rq, rc, .. } = inner;
         let RcState {
@@ -188,6 +189,11 @@ pub(crate) fn on_request(
             n += 1;
         });
     }
+    let after = inner.rc.responder.counters();
+    let c = &rxe.counters;
+    c.add(Counter::DuplicateRequest, after.duplicate_request.wrapping_sub(before.duplicate_request));
+    c.add(Counter::OutOfSeqRequest, after.out_of_seq_request.wrapping_sub(before.out_of_seq_request));
+    c.add(Counter::SendRnrErr, after.send_rnr_err.wrapping_sub(before.send_rnr_err));
     if n > ACTIONS_MAX {
         pr_warn!("QP {:#x}: responder actions overflow\n", qp.body.qpn);
         super::complete::enter_error(rxe, qp, inner);
@@ -305,12 +311,8 @@ fn run(
                 }
             }
         }
-        ResponderAction::Drop { reason } => match reason {
-            DropReason::DuplicateRequest => rxe.counters.inc(Counter::DuplicateRequest),
-            DropReason::OutOfSeqRequest => rxe.counters.inc(Counter::OutOfSeqRequest),
-            DropReason::ReceiverNotReady => rxe.counters.inc(Counter::SendRnrErr),
-            _ => {}
-        },
+        // Counted from the responder's counters in `on_request`.
+        ResponderAction::Drop { .. } => {}
         ResponderAction::EnterError { .. } => super::complete::enter_error(rxe, qp, inner),
     }
 }

@@ -18,7 +18,7 @@ use crate::{
         headers::{Ieth, ImmDt},
         packet::ExtHeaders,
         qp_attr::QpState,
-        requester::{RequesterAction, RequesterEvent},
+        requester::{RequesterAction, RequesterCounters, RequesterEvent},
         work_request::{requester_wqe, NotTransport},
     },
     qp::{QpInner, RxeQp},
@@ -165,11 +165,13 @@ pub(crate) fn step(
     let mut actions = core::mem::take(&mut inner.rc.actions);
     actions.clear();
     let mut overflow = false;
+    let before = *inner.rc.requester.counters();
     inner.rc.requester.step(event, &mut |a| {
         if actions.push_within_capacity(a).is_err() {
             overflow = true;
         }
     });
+    count(rxe, &before, inner.rc.requester.counters());
     if overflow {
         // Lost actions would leave WQEs that never complete: fail the QP.
         pr_warn!("QP {:#x}: requester actions overflow\n", qp.body.qpn);
@@ -187,6 +189,19 @@ pub(crate) fn step(
         super::complete::enter_error(rxe, qp, inner);
     }
     transmits
+}
+
+/// Adds what a requester step counted to the device's counters.
+fn count(rxe: &RxeDevice, before: &RequesterCounters, after: &RequesterCounters) {
+    let c = &rxe.counters;
+    c.add(Counter::RcvdSeqErr, after.rcvd_seq_err.wrapping_sub(before.rcvd_seq_err));
+    c.add(Counter::RcvdRnrErr, after.rcvd_rnr_err.wrapping_sub(before.rcvd_rnr_err));
+    c.add(Counter::CompleterRetryErr, after.completer_retry_err.wrapping_sub(before.completer_retry_err));
+    c.add(Counter::RetryExceededErr, after.retry_exceeded_err.wrapping_sub(before.retry_exceeded_err));
+    c.add(
+        Counter::RetryRnrExceededErr,
+        after.retry_rnr_exceeded_err.wrapping_sub(before.retry_rnr_exceeded_err),
+    );
 }
 
 /// Carries out one requester action.
@@ -232,10 +247,6 @@ fn run(
             if let Err(BuildFailure::Payload) = sent {
                 // The memory went away after the WQE was checked.
                 super::complete::enter_error(rxe, qp, inner);
-            } else if sent.is_ok() && h.position.starts() {
-                if matches!(wqe.op, crate::abi::send_wqe::SendOp::Send { .. }) {
-                    rxe.counters.inc(Counter::RdmaSends);
-                }
             }
         }
         RequesterAction::PlaceReadData { wqe_id, offset, len } => {
@@ -266,6 +277,10 @@ fn run(
             let signaled = qp.body.sq_sig_all
                 || wqe.send_flags & send_flags::SIGNALED != 0
                 || c.status != crate::proto::transport::CompletionStatus::Success;
+            let success = c.status == crate::proto::transport::CompletionStatus::Success;
+            if success && matches!(wqe.opcode, WrOpcode::Send | WrOpcode::SendWithImm | WrOpcode::SendWithInv) {
+                rxe.counters.inc(Counter::RdmaSends);
+            }
             if signaled {
                 let cqe = Cqe::send(wqe.wr_id, qp.body.qpn, wc_status(c.status), wqe.opcode, c.byte_len);
                 super::post_send_cqe(rxe, qp, &cqe);

@@ -56,12 +56,17 @@ impl Outbox {
         }
     }
 
-    /// Hands every packet to the IP stack, in order, and counts them.
+    /// Hands every packet to the IP stack, in order, and counts them
+    /// (`sent_bytes` counts the IP packet, as rxe).
     pub(crate) fn send(self, rxe: &RxeDevice) {
         let mut lost = self.lost;
         for skb in self.packets {
+            let bytes = skb.ip_len();
             if skb.send().is_err() {
                 lost += 1;
+            } else {
+                rxe.counters.inc(Counter::SentPkts);
+                rxe.counters.add(Counter::SentBytes, bytes as u64);
             }
         }
         if lost > 0 {
@@ -125,7 +130,6 @@ impl<'a> Path<'a> {
         match result {
             Ok(skb) => {
                 out.push(skb);
-                rxe.counters.inc(Counter::SentPkts);
                 Ok(())
             }
             Err(e) => {

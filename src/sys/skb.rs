@@ -118,6 +118,12 @@ impl TxSkb {
         Ok((ip, udp))
     }
 
+    /// Length of the IP packet (headers, UDP and the RoCE packet) once
+    /// routed.
+    pub(crate) fn ip_len(&self) -> usize {
+        self.len + 8 + if self.ipv6 { IPV6_HDR_LEN } else { IPV4_HDR_LEN }
+    }
+
     /// Hands the routed packet to the IP stack.
     pub(crate) fn send(self) -> Result {
         let this = core::mem::ManuallyDrop::new(self);
