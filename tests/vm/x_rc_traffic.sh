@@ -1,0 +1,194 @@
+#!/bin/bash
+# RC traffic through the stock tools: libibverbs' ibv_rc_pingpong and
+# ibv_srq_pingpong, and perftest's ib_{send,write,read}_{bw,lat}, in two
+# topologies:
+#   ns/    two devices: rxe1 on veth-b in namespace "peer" (server) and rxe0
+#          on veth-a here (client), joined by the veth pair;
+#   loop/  one device talking to itself: server and client both on rxe0, the
+#          client connecting to rxe0's own address 10.0.0.1.
+# Per topology: ibv_rc_pingpong -c at 1, 4096 and 1048576 bytes, with path
+# MTU 256 and 4096, with -e (CQ events) and -N (new send API);
+# ibv_srq_pingpong -c; ib_send_bw, ib_write_bw, ib_read_bw, ib_send_lat,
+# ib_write_lat, ib_read_lat each with -a (2 B to 8 MiB); ib_write_bw -q 16.
+# Iteration counts are small (TCG). Every server and client runs under
+# timeout(1), so a hung data path fails the test instead of hanging it
+# (RXE_TRAFFIC_TIMEOUT seconds per client, default 240; the -a runs get
+# RXE_TRAFFIC_TIMEOUT_ALL, default 900). Under TCG the -a runs dominate
+# (up to 8 MiB per message at about 1 MB/s); RXE_TRAFFIC_QUICK=1 runs the
+# perftest programs at -s 65536 instead of -a. RXE_TRAFFIC_PERFTEST_ARGS
+# adds flags to every perftest run (both sides). On a failure the test
+# prints both devices' `rdma statistic` counters and the backlog drops.
+# The veths get MTU 9000 so that the port's active MTU is 4096 (path MTU
+# 4096 packets would not fit a 1500-byte veth).
+#
+# Named x_ so the suite does not run it yet: it needs the data path. Run it by
+# hand against the C driver (RXE_DRIVER=c in the guest):
+#   x_rc_traffic.sh [REGEX]    run only the tests whose name matches REGEX,
+#                              e.g. 'ns/' or 'loop/ib_read' or 'pingpong'
+# Prints "PASS name (N s)" / "FAIL name" per test and a summary; exits 1 if
+# any test failed.
+set -u
+. "$(dirname "$0")/lib.sh"
+filter=${1:-.}
+T=${RXE_TRAFFIC_TIMEOUT:-240}        # seconds a client may take
+TA=${RXE_TRAFFIC_TIMEOUT_ALL:-900}   # the same for the -a (all sizes) runs
+all=(-a)
+[ -z "${RXE_TRAFFIC_QUICK:-}" ] || all=(-s 65536)
+pt_extra=${RXE_TRAFFIC_PERFTEST_ARGS:-}   # more perftest flags, both sides
+logs=$RXE_LOGDIR/rc_traffic-$RXE_DRIVER
+mkdir -p "$logs"
+
+command -v ibv_rc_pingpong >/dev/null || fail "ibverbs-utils missing"
+command -v ib_write_bw >/dev/null || fail "perftest missing"
+
+rxe_load || fail "modprobe rdma_rxe"
+ip netns add peer
+ip link add veth-a address 02:00:00:00:00:0a mtu 9000 type veth \
+    peer name veth-b address 02:00:00:00:00:0b mtu 9000
+ip link set veth-b netns peer
+ip addr add 10.0.0.1/24 dev veth-a
+ip -n peer addr add 10.0.0.2/24 dev veth-b
+ip link set lo up; ip link set veth-a up
+ip -n peer link set lo up; ip -n peer link set veth-b up
+expect "add rxe0" rdma link add rxe0 type rxe netdev veth-a
+expect "add rxe1 in peer" ip netns exec peer rdma link add rxe1 type rxe netdev veth-b
+wait_for 20 link_state_is rxe0 ACTIVE || fail "rxe0 not active"
+wait_for 20 ip netns exec peer bash -c \
+    "rdma link show rxe1/1 | grep -q 'state ACTIVE '" || fail "rxe1 not active"
+
+# gid_index DEV PATTERN: index of the first GID matching PATTERN (one grep
+# over the whole table: a process per GID takes minutes under TCG).
+gid_index() {
+    local g
+    g=$(grep -ls "$2" /sys/class/infiniband/"$1"/ports/1/gids/* 2>/dev/null |
+        sort -t/ -k9 -n | head -1)
+    [ -n "$g" ] && basename "$g"
+}
+wait_for 30 gid_index rxe0 ffff:0a00:0001 || fail "rxe0: no IPv4 GID"
+wait_for 30 ip netns exec peer bash -c \
+    "grep -qs ffff:0a00:0002 /sys/class/infiniband/rxe1/ports/1/gids/*" || fail "rxe1: no IPv4 GID"
+g0=$(gid_index rxe0 ffff:0a00:0001)
+g1=$(ip netns exec peer bash -c "$(declare -f gid_index); gid_index rxe1 ffff:0a00:0002")
+note "IPv4 GID index: rxe0 $g0, rxe1 $g1; active MTU $(ibv_devinfo -d rxe0 | awk '/active_mtu/{print $2}')"
+
+passed=0 failed=0 selected=0
+failures=()
+port=18600
+
+backlog_drops() { # packets dropped for a full backlog queue, all CPUs
+    local d=0 _p x _r
+    while read -r _p x _r; do d=$((d + 0x$x)); done < /proc/net/softnet_stat
+    echo $d
+}
+
+listening() { # NS PORT
+    if [ -n "$1" ]; then ip netns exec "$1" ss -Htln "sport = :$2"
+    else ss -Htln "sport = :$2"; fi | grep -q ":$2"
+}
+
+# run_pair NAME TIMEOUT CHECK SERVER... -- CLIENT...: start the server (in
+# $server_ns if set), wait until it listens on $port, run the client, and
+# pass if both exit 0 (and, if CHECK is "chk", no side reported invalid
+# data). The commands get the port from $port.
+run_pair() {
+    local name=$1 t=$2 chk=$3; shift 3
+    local server=() client=()
+    while [ "$1" != -- ]; do server+=("$1"); shift; done; shift
+    client=("$@")
+    [[ $name =~ $filter ]] || return 0
+    selected=$((selected + 1))
+    local slog="$logs/${name//\//_}.server" clog="$logs/${name//\//_}.client"
+    local start=$SECONDS ns_exec=()
+    [ -z "$server_ns" ] || ns_exec=(ip netns exec "$server_ns")
+    echo "+ ${ns_exec[*]} ${server[*]}" > "$slog"
+    echo "+ ${client[*]}" > "$clog"
+    "${ns_exec[@]}" timeout -k 5 $((t + 60)) "${server[@]}" >> "$slog" 2>&1 &
+    local spid=$! ok=true why= listen_s=- client_s=-
+    if ! wait_for 120 listening "$server_ns" "$port"; then
+        ok=false why="server did not listen on $port"
+    else
+        listen_s=$((SECONDS - start))
+        timeout -k 5 "$t" "${client[@]}" >> "$clog" 2>&1
+        local crc=$?
+        client_s=$((SECONDS - start - listen_s))
+        [ $crc = 0 ] || { ok=false; why="client exit $crc"; [ $crc = 124 ] && why="client timed out after $t s"; }
+    fi
+    if $ok; then
+        # the server ends once the client is done; give it a while
+        local end=$((SECONDS + 60))
+        while kill -0 "$spid" 2>/dev/null && [ $SECONDS -lt $end ]; do sleep 0.5; done
+    fi
+    kill "$spid" 2>/dev/null
+    wait "$spid"; local src=$?
+    $ok && [ $src != 0 ] && { ok=false; why="server exit $src"; }
+    if $ok && [ "$chk" = chk ] && grep -qi "invalid data" "$slog" "$clog"; then
+        ok=false why="buffer check reported invalid data"
+    fi
+    port=$((port + 1))
+    if $ok; then
+        passed=$((passed + 1)); echo "PASS $name ($((SECONDS - start)) s; server up $listen_s s, client $client_s s)"
+    else
+        failed=$((failed + 1)); failures+=("$name")
+        echo "FAIL $name ($((SECONDS - start)) s): $why"
+        grep -v "GID:\|address:" "$slog" | tail -12 | sed 's/^/    server: /'
+        grep -v "GID:\|address:" "$clog" | tail -12 | sed 's/^/    client: /'
+        # the transport counters tell a lost packet from a refused one
+        { rdma statistic show link rxe0/1
+          ip netns exec peer rdma statistic show link rxe1/1; } 2>/dev/null |
+            sed 's/^/    /'
+        note "  backlog drops so far (softnet_stat): $(backlog_drops)"
+    fi
+}
+
+# pp NAME TIMEOUT PROG ARGS...: a libibverbs example (-g for the GID index).
+pp() {
+    local name=$1 t=$2 prog=$3; shift 3
+    run_pair "$topo/$name" "$t" chk \
+        "$prog" -d "$sdev" -g "$sgid" -p "$port" "$@" -- \
+        "$prog" -d "$cdev" -g "$cgid" -p "$port" "$@" "$host"
+}
+# pt NAME TIMEOUT PROG ARGS...: a perftest program (-x for the GID index).
+pt() {
+    local name=$1 t=$2 prog=$3; shift 3
+    run_pair "$topo/$name" "$t" nochk \
+        "$prog" -d "$sdev" -x "$sgid" -p "$port" -F "$@" $pt_extra -- \
+        "$prog" -d "$cdev" -x "$cgid" -p "$port" -F "$@" $pt_extra "$host"
+}
+
+run_topology() {
+    pp rc_pingpong_s1         "$T" ibv_rc_pingpong -c -s 1 -n 20
+    pp rc_pingpong_s4096      "$T" ibv_rc_pingpong -c -s 4096 -n 20
+    pp rc_pingpong_s1M        "$T" ibv_rc_pingpong -c -s 1048576 -n 2
+    pp rc_pingpong_mtu256     "$T" ibv_rc_pingpong -c -s 4096 -m 256 -n 10
+    pp rc_pingpong_mtu4096    "$T" ibv_rc_pingpong -c -s 16384 -m 4096 -n 10
+    pp rc_pingpong_events     "$T" ibv_rc_pingpong -c -s 4096 -e -n 20
+    pp rc_pingpong_new_send   "$T" ibv_rc_pingpong -c -s 4096 -N -n 20
+    pp srq_pingpong           "$T" ibv_srq_pingpong -c -s 4096 -n 5
+    pt ib_send_bw_all         "$TA" ib_send_bw "${all[@]}" -n 5
+    pt ib_write_bw_all        "$TA" ib_write_bw "${all[@]}" -n 5
+    pt ib_read_bw_all         "$TA" ib_read_bw "${all[@]}" -n 5
+    pt ib_send_lat_all        "$TA" ib_send_lat "${all[@]}" -n 5
+    pt ib_write_lat_all       "$TA" ib_write_lat "${all[@]}" -n 5
+    pt ib_read_lat_all        "$TA" ib_read_lat "${all[@]}" -n 5
+    # -u 20: a 4 s ACK timeout. With perftest's default (14, 67 ms) the 16
+    # QPs time out under TCG and retransmit hundreds of times, and the C
+    # driver then fails a WRITE with status 9 (REM_INV_REQ) in both
+    # topologies: a bug of its retransmission path, not what this checks.
+    pt ib_write_bw_q16        "$T" ib_write_bw -q 16 -n 5 -u 20
+}
+
+start_all=$SECONDS
+topo=ns server_ns=peer sdev=rxe1 sgid=$g1 cdev=rxe0 cgid=$g0 host=10.0.0.2
+run_topology
+topo=loop server_ns= sdev=rxe0 sgid=$g0 cdev=rxe0 cgid=$g0 host=10.0.0.1
+run_topology
+
+rdma link del rxe0
+ip netns exec peer rdma link del rxe1
+ip netns delete peer
+ip link del veth-a 2>/dev/null
+
+echo "$passed passed, $failed failed of $selected selected ($((SECONDS - start_all)) s, driver $RXE_DRIVER)"
+[ ${#failures[@]} = 0 ] || echo "failed: ${failures[*]}"
+[ "$selected" -gt 0 ] || fail "no test matches '$filter'"
+[ "$failed" = 0 ]
