@@ -1,0 +1,113 @@
+#!/bin/bash
+# Hostile send ring (tests/vm/hostile_ring.c): malformed WQEs written
+# straight into the send ring librxe shares with the kernel (bad opcodes,
+# huge lengths, too many SGEs, walk state beyond the SGE array, bogus lkey,
+# oversized inline data, producer indices out of range) and malformed
+# doorbells (wr_count, wqe_size, QP handle). Each case runs in its own
+# process, limited to 180 s; a case fails if the process dies or hangs, if
+# the driver neither completes the WQE with an error nor moves the QP to
+# ERROR (strict cases), if a fresh QP pair cannot send afterwards, or if the
+# kernel log gains an oops, WARNING, KASAN report etc. (scripts/check-dmesg.sh).
+#
+# Named x_ so the suite does not run it yet: it needs the data path. Run it by
+# hand (RXE_DRIVER=c or rust in the guest):
+#   x_hostile_ring.sh [CASE...]     default: every case
+# After an oops (or a process stuck in the kernel) the remaining cases are
+# not run, unless RXE_HOSTILE_KEEP_GOING=1 (and never after a stuck one).
+# The in-tree C driver trusts the shared ring more than it should: the cases
+# in c_unsafe below crash or warn its kernel, so with RXE_DRIVER=c they are
+# skipped (said so in the output) unless RXE_HOSTILE_ALL=1.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+# Cases that take the C driver's kernel down or make it warn (what it did is
+# in the comment above each; RXE_HOSTILE_ALL=1 runs them anyway).
+#   prod_ffffffff: producer index 0xffffffff makes every slot of the ring
+#     look posted; destroying the QP afterwards hits WARN_ON in
+#     __rxe_cleanup (rxe_pool.c:212, references not dropped in time).
+#   inline_huge: inline length 16 MiB; the requester's memcpy runs off the
+#     end of the ring: page fault, Oops in rxe_requester (kworker), and the
+#     process then hangs in destroy_qp (WARN_ON in __rxe_cleanup).
+c_unsafe="prod_ffffffff inline_huge"
+# Cases where the C driver neither fails the WQE nor the QP, but stays safe:
+# with RXE_DRIVER=c their UNEXPECTED verdict is reported, not failed.
+#   inline_over_max: inline length beyond max_inline_data; C sends the
+#     bytes that follow the WQE's slot and completes it successfully.
+#   inline_offset_huge: inline data with the shared walk offset (sge_offset)
+#     at 256 MiB; C reads 64 bytes from there and sends them.
+c_lax="inline_over_max inline_offset_huge"
+
+bin=$RXE_LOGDIR/hostile_ring
+gcc -O1 -g -Wall -o "$bin" "$(dirname "$0")/hostile_ring.c" -libverbs ||
+    fail "cannot build hostile_ring (libibverbs-dev missing?)"
+
+rxe_load || fail "modprobe rdma_rxe"
+veth_pair
+expect "add rxe0" rdma link add rxe0 type rxe netdev veth-a
+wait_for 20 link_state_is rxe0 ACTIVE || fail "port not active"
+wait_for 30 sh -c "grep -qs ffff:0a00:0001 /sys/class/infiniband/rxe0/ports/1/gids/*" || fail "no IPv4 GID"
+g=$(basename "$(grep -ls ffff:0a00:0001 /sys/class/infiniband/rxe0/ports/1/gids/* | sort -t/ -k9 -n | head -1)")
+note "rxe0 IPv4 GID index $g"
+
+if [ $# -gt 0 ]; then cases=("$@"); else mapfile -t cases < <("$bin" --list); fi
+passed=0 failed=0 skipped=0
+failures=()
+for c in "${cases[@]}"; do
+    if [ "$RXE_DRIVER" = c ] && [ -z "${RXE_HOSTILE_ALL:-}" ] && [[ " $c_unsafe " == *" $c "* ]]; then
+        echo "SKIP $c: known to crash or warn the C driver's kernel (RXE_HOSTILE_ALL=1 runs it)"
+        skipped=$((skipped + 1))
+        continue
+    fi
+    before=$(dmesg | wc -l)
+    start=$SECONDS
+    # Not timeout(1): a process stuck in the kernel (D state) outlives
+    # SIGKILL, and timeout would wait for it forever.
+    "$bin" rxe0 "$g" "$c" > /tmp/hostile.out 2>&1 &
+    pid=$!
+    while kill -0 $pid 2>/dev/null && [ $((SECONDS - start)) -lt 180 ]; do sleep 0.5; done
+    stuck=false
+    if kill -0 $pid 2>/dev/null; then
+        kill -KILL $pid; sleep 5
+        if kill -0 $pid 2>/dev/null; then stuck=true rc=stuck; else wait $pid; rc=124; fi
+    else
+        wait $pid; rc=$?
+    fi
+    dmesg | tail -n +$((before + 1)) > /tmp/hostile.dmesg
+    sed 's/^/  /' /tmp/hostile.out
+    why=
+    case $rc in
+        0) ;;
+        1) if [ "$RXE_DRIVER" = c ] && [[ " $c_lax " == *" $c "* ]]; then
+               echo "  known C behaviour: the C driver accepts this case (ours must not)"
+           else
+               why="unexpected outcome"
+           fi ;;
+        124) why="hung (killed after 180 s)" ;;
+        stuck) why="hung, and stuck in the kernel after SIGKILL" ;;
+        *) why="exit status $rc" ;;
+    esac
+    if ! "$RXE_REPO/scripts/check-dmesg.sh" /tmp/hostile.dmesg > /tmp/hostile.check; then
+        why="${why:+$why; }kernel log problem"
+        sed 's/^/    /' /tmp/hostile.check | head -20
+    fi
+    broken=$stuck
+    if [[ $why == *"kernel log problem"* ]] && grep -qE "Oops|general protection|BUG: unable|kernel BUG|RIP: " /tmp/hostile.dmesg; then
+        [ -n "${RXE_HOSTILE_KEEP_GOING:-}" ] || broken=true
+    fi
+    if [ -z "$why" ]; then
+        passed=$((passed + 1)); echo "PASS $c ($((SECONDS - start)) s)"
+    else
+        failed=$((failed + 1)); failures+=("$c"); echo "FAIL $c ($((SECONDS - start)) s): $why"
+        grep -v '^$' /tmp/hostile.dmesg | head -40 | sed 's/^/    dmesg: /'
+    fi
+    if $broken; then
+        echo "the kernel is broken (oops or stuck process): not running the cases after $c"
+        break
+    fi
+done
+
+rdma link del rxe0
+ip link del veth-a 2>/dev/null
+echo "$passed passed, $failed failed, $skipped skipped (driver $RXE_DRIVER)"
+[ ${#failures[@]} = 0 ] || echo "failed: ${failures[*]}"
+[ "$failed" = 0 ]
