@@ -50,7 +50,7 @@ g=$(basename "$(grep -ls ffff:0a00:0001 /sys/class/infiniband/rxe0/ports/1/gids/
 note "rxe0 IPv4 GID index $g"
 
 if [ $# -gt 0 ]; then cases=("$@"); else mapfile -t cases < <("$bin" --list); fi
-passed=0 failed=0 skipped=0
+passed=0 failed=0 skipped=0 broken=false
 failures=()
 for c in "${cases[@]}"; do
     if [ "$RXE_DRIVER" = c ] && [ -z "${RXE_HOSTILE_ALL:-}" ] && [[ " $c_unsafe " == *" $c "* ]]; then
@@ -106,8 +106,13 @@ for c in "${cases[@]}"; do
     fi
 done
 
-rdma link del rxe0
-ip link del veth-a 2>/dev/null
+if $broken; then
+    # rdma link del would wait forever for the stuck process's QP
+    echo "not removing rxe0: the kernel is broken"
+else
+    rdma link del rxe0
+    ip link del veth-a 2>/dev/null
+fi
 echo "$passed passed, $failed failed, $skipped skipped (driver $RXE_DRIVER)"
 [ ${#failures[@]} = 0 ] || echo "failed: ${failures[*]}"
 [ "$failed" = 0 ]
