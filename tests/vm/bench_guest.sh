@@ -1,0 +1,98 @@
+#!/bin/bash
+# Guest side of scripts/bench.sh: for each driver named, load it and run
+# ib_write_bw -s 65536 and ib_send_lat -s 2 between two namespaces joined by
+# a veth pair (rxe1 in namespace "peer" serves, rxe0 here is the client).
+# Writes $RXE_LOGDIR/bench-DRIVER.txt: one "metric value" line per number
+# ("n/a" if a run failed or timed out). A benchmark, not a test: it does not
+# judge the numbers, and ends 0 unless it could not set up at all.
+#
+#   bench_guest.sh [-n ITERS] DRIVER...      DRIVER: c or rust
+iters=1000
+if [ "${1:-}" = -n ]; then iters=$2; shift 2; fi
+[ $# -gt 0 ] || set -- c rust
+export RXE_DRIVER=$1
+. "$(dirname "$0")/lib.sh"
+set -u
+
+setup() {
+    ip netns add peer
+    ip link add veth-a address 02:00:00:00:00:0a type veth peer name veth-b address 02:00:00:00:00:0b
+    ip link set veth-b netns peer
+    ip addr add 10.0.0.1/24 dev veth-a
+    ip -n peer addr add 10.0.0.2/24 dev veth-b
+    ip link set veth-a up; ip -n peer link set lo up; ip -n peer link set veth-b up
+    rdma link add rxe0 type rxe netdev veth-a || return 1
+    ip netns exec peer rdma link add rxe1 type rxe netdev veth-b || return 1
+    wait_for 20 link_state_is rxe0 ACTIVE || return 1
+    wait_for 30 sh -c "grep -qs ffff:0a00:0001 /sys/class/infiniband/rxe0/ports/1/gids/*" || return 1
+    wait_for 30 ip netns exec peer sh -c \
+        "grep -qs ffff:0a00:0002 /sys/class/infiniband/rxe1/ports/1/gids/*" || return 1
+    g0=$(basename "$(grep -ls ffff:0a00:0001 /sys/class/infiniband/rxe0/ports/1/gids/* | sort -t/ -k9 -n | head -1)")
+    g1=$(ip netns exec peer sh -c "grep -ls ffff:0a00:0002 /sys/class/infiniband/rxe1/ports/1/gids/*" | sort -t/ -k9 -n | head -1)
+    g1=$(basename "$g1")
+}
+
+teardown() {
+    rdma link del rxe0 2>/dev/null
+    ip netns exec peer rdma link del rxe1 2>/dev/null
+    ip netns delete peer 2>/dev/null
+    ip link del veth-a 2>/dev/null
+    rxe_unload >/dev/null 2>&1
+}
+
+# perf NAME PROG ARGS...: run PROG as server in "peer" and client here;
+# leaves the client's output in $RXE_LOGDIR/bench-$driver-NAME.log.
+perf() {
+    local name=$1 prog=$2; shift 2
+    local log=$RXE_LOGDIR/bench-$driver-$name.log port=$((19000 + RANDOM % 1000))
+    ip netns exec peer timeout -k 5 400 "$prog" -d rxe1 -x "$g1" -p $port -F "$@" \
+        > "$log.server" 2>&1 &
+    local spid=$!
+    wait_for 120 sh -c "ip netns exec peer ss -Htln 'sport = :$port' | grep -q :$port"
+    timeout -k 5 300 "$prog" -d rxe0 -x "$g0" -p $port -F "$@" 10.0.0.2 > "$log" 2>&1
+    local rc=$?
+    local end=$((SECONDS + 30))
+    while kill -0 $spid 2>/dev/null && [ $SECONDS -lt $end ]; do sleep 0.5; done
+    kill $spid 2>/dev/null; wait $spid 2>/dev/null
+    return $rc
+}
+
+# col LOG SIZE N: column N of the result line that starts with SIZE.
+col() {
+    awk -v s="$2" -v n="$3" '$1 == s && NF >= n && $2 ~ /^[0-9]+$/ { v = $n } END { print (v == "" ? "n/a" : v) }' "$1"
+}
+
+for driver in "$@"; do
+    out=$RXE_LOGDIR/bench-$driver.txt
+    : > "$out"
+    echo "== driver $driver"
+    teardown
+    if [ "$driver" = rust ] && [ ! -f "$RXE_KO" ]; then
+        echo "no $RXE_KO: skipping rust"; continue
+    fi
+    rxe_use_driver "$driver"
+    if ! rxe_driver_is "$driver" || ! rxe_load || ! setup; then
+        echo "could not set up driver $driver"; teardown; continue
+    fi
+    start=$SECONDS
+    if perf write_bw ib_write_bw -s 65536 -n "$iters"; then
+        log=$RXE_LOGDIR/bench-$driver-write_bw.log
+        echo "ib_write_bw_64k_avg_MBps $(col "$log" 65536 4)" >> "$out"
+        echo "ib_write_bw_64k_peak_MBps $(col "$log" 65536 3)" >> "$out"
+        echo "ib_write_bw_64k_Mpps $(col "$log" 65536 5)" >> "$out"
+    else
+        echo "ib_write_bw failed (rc $?)"; tail -5 "$RXE_LOGDIR/bench-$driver-write_bw.log"
+    fi
+    if perf send_lat ib_send_lat -s 2 -n "$iters"; then
+        log=$RXE_LOGDIR/bench-$driver-send_lat.log
+        echo "ib_send_lat_2_typical_us $(col "$log" 2 5)" >> "$out"
+        echo "ib_send_lat_2_avg_us $(col "$log" 2 6)" >> "$out"
+        echo "ib_send_lat_2_p99_us $(col "$log" 2 8)" >> "$out"
+    else
+        echo "ib_send_lat failed (rc $?)"; tail -5 "$RXE_LOGDIR/bench-$driver-send_lat.log"
+    fi
+    echo "driver $driver: $((SECONDS - start)) s"
+    cat "$out"
+    teardown
+done
+exit 0
