@@ -436,5 +436,5 @@ struct net_device *rxe_glue_ib_netdev_rcu(struct ib_device *dev)
 {
 	if (!dev->port_data)
 		return NULL;
-	return rcu_dereference(dev->port_data[1].netdev);
+	return rcu_dereference_bh(dev->port_data[1].netdev);
 }

@@ -152,7 +152,7 @@ void rxe_glue_qp_event(struct ib_qp *qp, unsigned int event);
 void rxe_glue_srq_limit_event(struct ib_srq *srq);
 
 /*
- * The netdev of port 1, read under RCU without a reference (for softirq
+ * The netdev of port 1, read under RCU-bh without a reference (for softirq
  * callers: ib_device_get_netdev() takes a lock that must not be taken
  * there). Valid until the caller's RCU read section ends.
  */

@@ -70,7 +70,7 @@ pub(crate) fn timer_expired(rxe: &RxeDevice, qp: &RxeQp, ndev: &NetDevice, kind:
             send::pump(rxe, qp, inner, ndev, &mut out);
         }
     }
-    out.send(rxe);
+    out.send(rxe, qp);
 }
 
 /// Moves the QP to ERROR: the requester's WQEs, the SQ entries not yet

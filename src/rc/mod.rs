@@ -246,5 +246,5 @@ pub(crate) fn receive(
             Err(_) => {}
         }
     }
-    out.send(rxe);
+    out.send(rxe, qp);
 }

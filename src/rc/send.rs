@@ -53,7 +53,7 @@ pub(crate) fn doorbell(rxe: &RxeDevice, qp: &RxeQp) -> Result {
             _ => Err(EINVAL),
         }
     };
-    out.send(rxe);
+    out.send(rxe, qp);
     result
 }
 
@@ -287,9 +287,9 @@ fn run(
             }
             inner.sq.ring.advance(&inner.sq.buf);
         }
-        RequesterAction::ArmRetryTimer { usecs } => qp.body.retry_timer.arm_usecs(usecs),
-        RequesterAction::DisarmRetryTimer => qp.body.retry_timer.cancel(),
-        RequesterAction::ArmRnrTimer { usecs } => qp.body.rnr_timer.arm_usecs(usecs),
+        RequesterAction::ArmRetryTimer { usecs } => out.arm_retry_timer(usecs),
+        RequesterAction::DisarmRetryTimer => out.disarm_retry_timer(),
+        RequesterAction::ArmRnrTimer { usecs } => out.arm_rnr_timer(usecs),
         RequesterAction::DropResponse { .. } => {}
         RequesterAction::EnterError { .. } => super::complete::enter_error(rxe, qp, inner),
     }

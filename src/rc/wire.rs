@@ -8,6 +8,7 @@
 use crate::{
     counters::Counter,
     device::RxeDevice,
+    qp::RxeQp,
     proto::{
         admission::DEFAULT_PKEY,
         headers::Bth,
@@ -34,11 +35,24 @@ pub(crate) enum BuildFailure {
     Payload,
 }
 
-/// Packets built under a QP lock, sent once it is released.
+/// A change to a requester timer, applied after the packets are sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TimerChange {
+    Arm(u32),
+    Disarm,
+}
+
+/// Packets built under a QP lock, sent once it is released, and the
+/// requester's timer changes, applied once the packets are out: a timer
+/// armed before a long burst is sent could expire during it and start the
+/// next burst at once, and under a slow CPU the retransmissions would then
+/// never leave the CPU to anything else.
 pub(crate) struct Outbox {
     packets: KVec<TxSkb>,
     /// Packets that could not be queued (no memory).
     lost: u32,
+    retry_timer: Option<TimerChange>,
+    rnr_timer: Option<u32>,
 }
 
 impl Outbox {
@@ -47,7 +61,24 @@ impl Outbox {
         Outbox {
             packets: KVec::new(),
             lost: 0,
+            retry_timer: None,
+            rnr_timer: None,
         }
+    }
+
+    /// Arms the QP's retry timer for `usecs` once the packets are sent.
+    pub(crate) fn arm_retry_timer(&mut self, usecs: u32) {
+        self.retry_timer = Some(TimerChange::Arm(usecs));
+    }
+
+    /// Stops the QP's retry timer (after the packets are sent).
+    pub(crate) fn disarm_retry_timer(&mut self) {
+        self.retry_timer = Some(TimerChange::Disarm);
+    }
+
+    /// Arms the QP's RNR timer for `usecs` once the packets are sent.
+    pub(crate) fn arm_rnr_timer(&mut self, usecs: u32) {
+        self.rnr_timer = Some(usecs);
     }
 
     fn push(&mut self, skb: TxSkb) {
@@ -57,8 +88,10 @@ impl Outbox {
     }
 
     /// Hands every packet to the IP stack, in order, and counts them
-    /// (`sent_bytes` counts the IP packet, as rxe).
-    pub(crate) fn send(self, rxe: &RxeDevice) {
+    /// (`sent_bytes` counts the IP packet, as rxe); then applies the timer
+    /// changes to `qp`.
+    pub(crate) fn send(self, rxe: &RxeDevice, qp: &RxeQp) {
+        let (retry, rnr) = (self.retry_timer, self.rnr_timer);
         let mut lost = self.lost;
         for skb in self.packets {
             let bytes = skb.ip_len();
@@ -71,6 +104,14 @@ impl Outbox {
         }
         if lost > 0 {
             rxe.counters.add(Counter::SendErr, u64::from(lost));
+        }
+        match retry {
+            Some(TimerChange::Arm(usecs)) => qp.body.retry_timer.arm_usecs(usecs),
+            Some(TimerChange::Disarm) => qp.body.retry_timer.cancel(),
+            None => {}
+        }
+        if let Some(usecs) = rnr {
+            qp.body.rnr_timer.arm_usecs(usecs);
         }
     }
 }
