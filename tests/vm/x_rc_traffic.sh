@@ -21,8 +21,9 @@
 # The veths get MTU 9000 so that the port's active MTU is 4096 (path MTU
 # 4096 packets would not fit a 1500-byte veth).
 #
-# Named x_ so the suite does not run it yet: it needs the data path. Run it by
-# hand against the C driver (RXE_DRIVER=c in the guest):
+# Named x_ because the whole matrix takes over half an hour per driver under
+# TCG; the suite runs a subset through t_rc.sh. Run it by hand with
+# RXE_DRIVER=c or rust in the guest:
 #   x_rc_traffic.sh [REGEX]    run only the tests whose name matches REGEX,
 #                              e.g. 'ns/' or 'loop/ib_read' or 'pingpong'
 # Prints "PASS name (N s)" / "FAIL name" per test and a summary; exits 1 if
