@@ -9,9 +9,11 @@
 //! UC, UD and the kernel's GSI QP are refused with `EOPNOTSUPP` until the
 //! data path carries them.
 //!
-//! Locking: `QpBody::state` is a `SpinLockIrq` because the data path
-//! (softirq) will read the attributes and rings; the verbs here run in
-//! process context and hold it only to copy attributes in or out. Ring
+//! Locking: `QpBody::state` is a [`SpinLockBh`]: the data path runs in
+//! softirq (receive, timers) and in process context (the doorbell), and no
+//! hard-IRQ path takes it; packets are built and routed under it, which may
+//! re-enable bottom halves but must not run with IRQs off. The verbs here
+//! hold it only to copy attributes in or out. Ring
 //! buffers are dropped with the QP, after its uses have drained, never
 //! under the lock.
 
@@ -42,7 +44,8 @@ use crate::{
     },
     verbs,
 };
-use kernel::{new_spinlock_irq, prelude::*, sync::SpinLockIrq};
+use crate::{new_spinlock_bh, sys::lock::SpinLockBh};
+use kernel::prelude::*;
 
 /// A queue pair. ib_core allocates it (`size_ib_qp`, zeroed) with the
 /// `ib_qp` first and frees it after `destroy_qp`.
@@ -75,7 +78,7 @@ pub(crate) struct QpBody {
     pub(crate) sq_sig_all: bool,
     /// Attributes and rings.
     #[pin]
-    pub(crate) state: SpinLockIrq<QpInner>,
+    pub(crate) state: SpinLockBh<QpInner>,
     /// The QP table's use and the data path's.
     #[pin]
     pub(crate) uses: UseCount,
@@ -270,7 +273,7 @@ pub(crate) fn create(
         qp_type,
         caps,
         sq_sig_all,
-        state <- new_spinlock_irq!(
+        state <- new_spinlock_bh!(
             QpInner {
                 attrs,
                 sq,

@@ -408,6 +408,21 @@ void rxe_glue_local_bh_enable(void)
 	local_bh_enable();
 }
 
+void rxe_glue_spin_lock_bh(spinlock_t *lock)
+{
+	spin_lock_bh(lock);
+}
+
+void rxe_glue_spin_unlock_bh(spinlock_t *lock)
+{
+	spin_unlock_bh(lock);
+}
+
+int rxe_glue_spin_trylock_bh(spinlock_t *lock)
+{
+	return spin_trylock_bh(lock);
+}
+
 void rxe_glue_qp_event(struct ib_qp *qp, unsigned int event)
 {
 	struct ib_event ev = {

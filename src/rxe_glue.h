@@ -8,6 +8,7 @@
 #define RXE_GLUE_H
 
 #include <linux/types.h>
+#include <linux/spinlock_types.h>
 
 struct net;
 struct net_device;
@@ -145,6 +146,11 @@ void rxe_glue_timer_shutdown(struct timer_list *timer);
 /* local_bh_disable() / local_bh_enable(). */
 void rxe_glue_local_bh_disable(void);
 void rxe_glue_local_bh_enable(void);
+
+/* spin_lock_bh() / spin_unlock_bh() / spin_trylock_bh(), for sys::lock. */
+void rxe_glue_spin_lock_bh(spinlock_t *lock);
+void rxe_glue_spin_unlock_bh(spinlock_t *lock);
+int rxe_glue_spin_trylock_bh(spinlock_t *lock);
 
 /* qp->event_handler() with @event (an ib_event_type), if there is a handler. */
 void rxe_glue_qp_event(struct ib_qp *qp, unsigned int event);

@@ -8,6 +8,7 @@ pub(crate) mod ah;
 pub(crate) mod bindings;
 pub(crate) mod cq;
 pub(crate) mod ib;
+pub(crate) mod lock;
 pub(crate) mod mr;
 pub(crate) mod net;
 pub(crate) mod qp;

@@ -1,12 +1,11 @@
 #!/bin/bash
 # RC traffic in the suite: the part of x_rc_traffic.sh that fits the CI
-# time budget under TCG (about four minutes per driver). ibv_rc_pingpong
+# time budget under TCG (about five minutes per driver). ibv_rc_pingpong
 # with its buffer check between two namespaces (4 KiB at the default MTU,
 # 16 KiB at path MTU 4096, with CQ events, with the new send API),
-# and ibv_srq_pingpong. The perftest -a sweeps and ib_write_bw -q 16 take
+# ibv_srq_pingpong, and a device talking to itself (4 KiB, through the
+# stack's loopback). The perftest -a sweeps and ib_write_bw -q 16 take
 # over half an hour per driver under TCG: run them with x_rc_traffic.sh by
-# hand. The loopback topology is left out until ours routes outside its
-# IRQ-disabling QP lock (a route to a local address re-enables bottom
-# halves there, which the kernel warns about).
+# hand.
 exec bash "$(dirname "$0")/x_rc_traffic.sh" \
-    '^ns/(rc_pingpong_s4096|rc_pingpong_mtu4096|rc_pingpong_events|rc_pingpong_new_send|srq_pingpong)$'
+    '^ns/(rc_pingpong_s4096|rc_pingpong_mtu4096|rc_pingpong_events|rc_pingpong_new_send|srq_pingpong)$|^loop/rc_pingpong_s4096$'
