@@ -45,6 +45,7 @@ use crate::{
     verbs,
 };
 use crate::{new_spinlock_bh, sys::lock::SpinLockBh};
+use core::sync::atomic::{AtomicBool, AtomicU32};
 use kernel::prelude::*;
 
 /// A queue pair. ib_core allocates it (`size_ib_qp`, zeroed) with the
@@ -88,7 +89,24 @@ pub(crate) struct QpBody {
     /// The requester's RNR back-off timer.
     #[pin]
     pub(crate) rnr_timer: Timer,
+    /// Restarts a requester that stopped for too many packets in flight.
+    #[pin]
+    pub(crate) resume_timer: Timer,
+    /// Packets handed to the stack and not yet freed by it.
+    pub(crate) tx_inflight: AtomicU32,
+    /// The requester stopped at [`TX_INFLIGHT_HIGH`]; the packet that
+    /// brings `tx_inflight` below [`TX_INFLIGHT_LOW`] restarts it.
+    pub(crate) tx_blocked: AtomicBool,
 }
+
+/// Packets of a QP in flight at which its requester stops transmitting.
+/// Every packet waits in the receiver's backlog until the receiving side
+/// has taken it, so this bounds a QP's share of that queue (1000 packets
+/// by default): go-back-N bursts that overflow it are lost whole, and
+/// their retransmissions with them. rxe stops at the same count.
+pub(crate) const TX_INFLIGHT_HIGH: u32 = 64;
+/// Packets in flight below which a stopped requester starts again.
+pub(crate) const TX_INFLIGHT_LOW: u32 = 16;
 
 impl Counted for RxeQp {
     fn uses(&self) -> &UseCount {
@@ -286,6 +304,9 @@ pub(crate) fn create(
         uses <- UseCount::new(),
         retry_timer <- Timer::new(crate::sys::qp::retry_timer_callback),
         rnr_timer <- Timer::new(crate::sys::qp::rnr_timer_callback),
+        resume_timer <- Timer::new(crate::sys::qp::resume_timer_callback),
+        tx_inflight: AtomicU32::new(0),
+        tx_blocked: AtomicBool::new(false),
     });
     Ok((qpn, caps, body))
 }
@@ -301,11 +322,14 @@ pub(crate) fn publish(rxe: &RxeDevice, qp: &RxeQp) -> Result {
 /// it from the table and waits for the data path to let go of it.
 pub(crate) fn destroy(rxe: &RxeDevice, qp: &RxeQp) {
     rxe.qps.remove(qp.body.qpn);
-    qp.body.uses.drain();
-    // No packet reaches the QP any more; stop the timers (waiting for a
-    // running callback) before its state goes away.
+    // No new packet reaches the QP. Stop the timers (waiting for a running
+    // callback) before the uses drain: a callback sends packets, each of
+    // which takes a use, and must not start once the count is drained.
+    // Packets still in flight hold their uses until the stack frees them.
     qp.body.retry_timer.shutdown();
     qp.body.rnr_timer.shutdown();
+    qp.body.resume_timer.shutdown();
+    qp.body.uses.drain();
     verbs::return_budget(&rxe.qp_count);
 }
 

@@ -338,6 +338,19 @@ int rxe_glue_tx_route6(struct sk_buff *skb, struct net_device *ndev, const u8 *s
 	return 0;
 }
 
+void rxe_glue_skb_set_destructor(struct sk_buff *skb, void (*dtor)(struct sk_buff *), void *arg)
+{
+	/* As SCTP does: the owner of a fresh, non-zerocopy skb keeps its
+	 * argument in destructor_arg until the destructor runs. */
+	skb_shinfo(skb)->destructor_arg = arg;
+	skb->destructor = dtor;
+}
+
+void *rxe_glue_skb_destructor_arg(struct sk_buff *skb)
+{
+	return skb_shinfo(skb)->destructor_arg;
+}
+
 int rxe_glue_tx_send(struct sk_buff *skb, bool ipv6)
 {
 	struct net *net = dev_net(skb_dst(skb)->dev);

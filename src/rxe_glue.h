@@ -147,6 +147,11 @@ void rxe_glue_timer_shutdown(struct timer_list *timer);
 void rxe_glue_local_bh_disable(void);
 void rxe_glue_local_bh_enable(void);
 
+/* Sets skb->destructor to dtor and keeps arg in skb_shinfo()->destructor_arg. */
+void rxe_glue_skb_set_destructor(struct sk_buff *skb, void (*dtor)(struct sk_buff *), void *arg);
+/* The arg rxe_glue_skb_set_destructor() stored. */
+void *rxe_glue_skb_destructor_arg(struct sk_buff *skb);
+
 /* spin_lock_bh() / spin_unlock_bh() / spin_trylock_bh(), for sys::lock. */
 void rxe_glue_spin_lock_bh(spinlock_t *lock);
 void rxe_glue_spin_unlock_bh(spinlock_t *lock);

@@ -20,6 +20,7 @@
 //! reached through [`ResponderEnv`]; everything the caller must do is pushed
 //! as a [`ResponderAction`].
 
+pub mod replies;
 pub mod resources;
 
 use crate::proto::aeth::{NakCode, RnrTimer, Syndrome};

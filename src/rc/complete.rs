@@ -53,9 +53,11 @@ pub(crate) enum TimerKind {
     Retry,
     /// The RNR back-off timer.
     Rnr,
+    /// Packets in flight fell low after the requester stopped for them.
+    Resume,
 }
 
-/// A requester timer fired (softirq context).
+/// A QP timer fired (softirq context).
 pub(crate) fn timer_expired(rxe: &RxeDevice, qp: &RxeQp, ndev: &NetDevice, kind: TimerKind) {
     let mut out = Outbox::new();
     {
@@ -63,10 +65,18 @@ pub(crate) fn timer_expired(rxe: &RxeDevice, qp: &RxeQp, ndev: &NetDevice, kind:
         let inner = &mut *guard;
         if inner.rc.sending {
             let event = match kind {
-                TimerKind::Retry => RequesterEvent::RetryTimerExpired,
-                TimerKind::Rnr => RequesterEvent::RnrTimerExpired,
+                TimerKind::Retry => Some(RequesterEvent::RetryTimerExpired),
+                TimerKind::Rnr => Some(RequesterEvent::RnrTimerExpired),
+                TimerKind::Resume => None,
             };
-            send::step(rxe, qp, inner, ndev, &mut out, event, None);
+            if let Some(event) = event {
+                send::step(rxe, qp, inner, ndev, &mut out, event, None);
+            }
+        }
+        if kind == TimerKind::Resume {
+            super::respond::send_replies(rxe, qp, inner, ndev, &mut out);
+        }
+        if inner.rc.sending {
             send::pump(rxe, qp, inner, ndev, &mut out);
         }
     }
@@ -80,6 +90,7 @@ pub(crate) fn enter_error(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
     inner.attrs.state = QpState::Err;
     qp.body.retry_timer.cancel();
     qp.body.rnr_timer.cancel();
+    qp.body.resume_timer.cancel();
     let rc = &mut *inner.rc;
     rc.sending = false;
     rc.receiving = false;
@@ -88,6 +99,7 @@ pub(crate) fn enter_error(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
     let held = rc.requester.outstanding_wqes();
     rc.requester.set_error(&mut |_a| {});
     rc.responder.set_error();
+    rc.replies.clear();
     let first_id = rc.next_id.wrapping_sub(held as u64);
     for i in 0..held as u64 {
         let slot = (first_id.wrapping_add(i) % SQ_WINDOW as u64) as usize;

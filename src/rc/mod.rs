@@ -28,7 +28,7 @@ use crate::{
         psn::Psn,
         qp_attr::{QpAttrs, QpState},
         requester::{Requester, RequesterConfig},
-        responder::{AccessFlags, Responder, ResponderConfig},
+        responder::{replies::ReplyQueue, AccessFlags, Responder, ResponderConfig},
         transport::{CompletionStatus, Mtu},
     },
     qp::{QpInner, RxeQp},
@@ -42,12 +42,18 @@ pub(crate) const SQ_WINDOW: usize = 64;
 /// READ/atomic requests the responder remembers for replay.
 pub(crate) const RD_ATOMIC_RESOURCES: usize = 32;
 
+/// Responder replies waiting for room in flight: a READ reply or atomic
+/// ACK per resource and an ACK between each two, with room to spare.
+pub(crate) const REPLY_QUEUE: usize = 2 * RD_ATOMIC_RESOURCES + 4;
+
 /// The data-path state of an RC QP (in [`QpInner`], under its lock).
 pub(crate) struct RcState {
     /// Send side.
     pub(crate) requester: KBox<Requester<SQ_WINDOW>>,
     /// Receive side.
     pub(crate) responder: KBox<Responder<RD_ATOMIC_RESOURCES>>,
+    /// The responder's replies not yet sent, in order.
+    pub(crate) replies: KBox<ReplyQueue<REPLY_QUEUE>>,
     /// Private copies of the WQEs the requester holds, by `id % SQ_WINDOW`.
     pub(crate) posted: KVVec<Option<PostedWqe>>,
     /// Id of the next WQE taken from the SQ (ids count WQEs taken).
@@ -83,6 +89,7 @@ impl RcState {
             RcState {
                 requester,
                 responder,
+                replies: KBox::new(ReplyQueue::new(), GFP_KERNEL)?,
                 posted,
                 actions: KVec::with_capacity(send::ACTIONS_MAX, GFP_KERNEL)?,
                 next_id: 0,
@@ -168,6 +175,7 @@ pub(crate) fn state_changed(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner, ol
             rc.peeked_recv = None;
             rc.recv = None;
             rc.recv_failed = None;
+            rc.replies.clear();
             for slot in rc.posted.iter_mut() {
                 *slot = None;
             }
@@ -175,6 +183,7 @@ pub(crate) fn state_changed(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner, ol
         QpState::Rtr => {
             let cfg = responder_config(&inner.attrs);
             inner.rc.responder.reset(cfg);
+            inner.rc.replies.clear();
             inner.rc.receiving = true;
         }
         QpState::Rts if old == QpState::Rtr => {

@@ -20,7 +20,9 @@ use crate::{
         headers::AtomicAckEth,
         opcode::Opcode,
         packet::{ExtHeaders, Packet},
+        opcode::Position,
         responder::{
+            replies::{Reply, ReplyPacket},
             AccessError, PlaceTarget, ResponderAction, ResponderEnv,
         },
         transport::{AtomicArgs, AtomicOp, CompletionStatus, RemoteAccess, RemoteRange},
@@ -202,6 +204,79 @@ pub(crate) fn on_request(
     for a in actions.iter().flatten() {
         run(rxe, qp, inner, ndev, out, pkt, a);
     }
+    send_replies(rxe, qp, inner, ndev, out);
+}
+
+/// Sends the responder's queued replies while the QP's packets in flight
+/// allow; the rest go when they drain (the QP's resume timer).
+pub(crate) fn send_replies(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner, ndev: &NetDevice, out: &mut Outbox) {
+    while !inner.rc.replies.is_empty() && super::send::tx_room(qp, out) > 0 {
+        if !send_one_reply(rxe, qp, inner, ndev, out) {
+            break;
+        }
+    }
+}
+
+/// Sends every queued reply now, room or not: the QP is about to enter
+/// ERROR and the last of them is the NAK that tells the requester why.
+fn send_all_replies(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner, ndev: &NetDevice, out: &mut Outbox) {
+    while send_one_reply(rxe, qp, inner, ndev, out) {}
+}
+
+/// Builds the next queued reply packet into `out`; `false` when the queue
+/// is empty.
+fn send_one_reply(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner, ndev: &NetDevice, out: &mut Outbox) -> bool {
+    let Some(packet) = inner.rc.replies.next_packet() else {
+        return false;
+    };
+    let path = Path::new(ndev, &inner.attrs, inner.src_port);
+    match packet {
+        ReplyPacket::Ack { psn, syndrome, msn } => {
+            let bth = path.bth(Opcode::RcAcknowledge, psn, false, false);
+            let ext = ExtHeaders {
+                aeth: Some(Aeth { syndrome, msn }),
+                ..ExtHeaders::default()
+            };
+            let _ = path.emit(rxe, out, &bth, &ext, 0, |_| Ok(()));
+        }
+        ReplyPacket::AtomicAck { psn, orig, msn } => {
+            let bth = path.bth(Opcode::RcAtomicAcknowledge, psn, false, false);
+            let ext = ExtHeaders {
+                aeth: Some(Aeth::ack(msn)),
+                atomic_ack_eth: Some(AtomicAckEth { orig }),
+                ..ExtHeaders::default()
+            };
+            let _ = path.emit(rxe, out, &bth, &ext, 0, |_| Ok(()));
+        }
+        ReplyPacket::ReadResponse(p) => {
+            let bth = path.bth(p.opcode(), p.psn, false, false);
+            let ext = ExtHeaders {
+                aeth: p.aeth_msn.map(Aeth::ack),
+                ..ExtHeaders::default()
+            };
+            let r = p.range;
+            let pd = qp.ibqp.pd_id();
+            let sent = path.emit(rxe, out, &bth, &ext, r.len as usize, |buf| {
+                memory::remote_read(rxe, pd, r.rkey, r.va, buf).map_err(|_| ())
+            });
+            if sent.is_err() {
+                // The rest of this reply is useless without this packet;
+                // the requester's timer asks for it again.
+                if p.position != Position::Last && p.position != Position::Only {
+                    inner.rc.replies.pop_front();
+                }
+            }
+        }
+    }
+    true
+}
+
+/// Queues a reply behind the others; a full queue drops it (counted), and
+/// the requester's retry recovers.
+fn queue_reply(rxe: &RxeDevice, inner: &mut QpInner, reply: Reply) {
+    if !inner.rc.replies.push(reply) {
+        rxe.counters.inc(Counter::SendErr);
+    }
 }
 
 /// Carries out one responder action for `pkt`.
@@ -275,44 +350,17 @@ fn run(
             super::post_recv_cqe(rxe, qp, &cqe, pkt.bth.se);
         }
         ResponderAction::SendAck { psn, syndrome, msn } => {
-            let path = Path::new(ndev, &inner.attrs, inner.src_port);
-            let bth = path.bth(Opcode::RcAcknowledge, psn, false, false);
-            let ext = ExtHeaders {
-                aeth: Some(Aeth { syndrome, msn }),
-                ..ExtHeaders::default()
-            };
-            let _ = path.emit(rxe, out, &bth, &ext, 0, |_| Ok(()));
+            queue_reply(rxe, inner, Reply::Ack { psn, syndrome, msn });
         }
         ResponderAction::SendAtomicAck { psn, orig, msn } => {
-            let path = Path::new(ndev, &inner.attrs, inner.src_port);
-            let bth = path.bth(Opcode::RcAtomicAcknowledge, psn, false, false);
-            let ext = ExtHeaders {
-                aeth: Some(Aeth::ack(msn)),
-                atomic_ack_eth: Some(AtomicAckEth { orig }),
-                ..ExtHeaders::default()
-            };
-            let _ = path.emit(rxe, out, &bth, &ext, 0, |_| Ok(()));
+            queue_reply(rxe, inner, Reply::AtomicAck { psn, orig, msn });
         }
-        ResponderAction::SendReadResponses(reply) => {
-            let path = Path::new(ndev, &inner.attrs, inner.src_port);
-            for p in reply {
-                let bth = path.bth(p.opcode(), p.psn, false, false);
-                let ext = ExtHeaders {
-                    aeth: p.aeth_msn.map(Aeth::ack),
-                    ..ExtHeaders::default()
-                };
-                let r = p.range;
-                let sent = path.emit(rxe, out, &bth, &ext, r.len as usize, |buf| {
-                    memory::remote_read(rxe, pd, r.rkey, r.va, buf).map_err(|_| ())
-                });
-                if sent.is_err() {
-                    // The requester's timer resends the READ.
-                    break;
-                }
-            }
-        }
+        ResponderAction::SendReadResponses(reply) => queue_reply(rxe, inner, Reply::Read(reply)),
         // Counted from the responder's counters in `on_request`.
         ResponderAction::Drop { .. } => {}
-        ResponderAction::EnterError { .. } => super::complete::enter_error(rxe, qp, inner),
+        ResponderAction::EnterError { .. } => {
+            send_all_replies(rxe, qp, inner, ndev, out);
+            super::complete::enter_error(rxe, qp, inner);
+        }
     }
 }

@@ -21,9 +21,10 @@ use crate::{
         requester::{RequesterAction, RequesterCounters, RequesterEvent},
         work_request::{requester_wqe, NotTransport},
     },
-    qp::{QpInner, RxeQp},
+    qp::{QpInner, RxeQp, TX_INFLIGHT_HIGH, TX_INFLIGHT_LOW},
     sys::net::NetDevice,
 };
+use core::sync::atomic::Ordering::SeqCst;
 use kernel::prelude::*;
 
 /// Packets the requester may emit per step.
@@ -66,12 +67,37 @@ pub(crate) fn pump(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner, ndev: &NetD
     // Each round emits at most TX_BUDGET packets; stop when a round emits
     // none (window closed, nothing left) or the QP failed.
     loop {
-        let sent = step(rxe, qp, inner, ndev, out, RequesterEvent::Transmit { budget: TX_BUDGET }, None);
+        let budget = tx_room(qp, out).min(TX_BUDGET);
+        if budget == 0 {
+            break;
+        }
+        let sent = step(rxe, qp, inner, ndev, out, RequesterEvent::Transmit { budget }, None);
         if sent == 0 || !inner.rc.sending {
             break;
         }
         take_wqes(rxe, qp, inner);
     }
+}
+
+/// How many more packets the QP may put in flight (counting those in `out`,
+/// about to be sent). At none the requester stops and marks itself
+/// blocked; the packet whose release brings the count below
+/// [`TX_INFLIGHT_LOW`] restarts it.
+pub(super) fn tx_room(qp: &RxeQp, out: &Outbox) -> u32 {
+    let body = &qp.body;
+    let queued = u32::try_from(out.len()).unwrap_or(u32::MAX);
+    let used = |inflight: u32| inflight.saturating_add(queued);
+    let room = TX_INFLIGHT_HIGH.saturating_sub(used(body.tx_inflight.load(SeqCst)));
+    if room > 0 {
+        return room;
+    }
+    body.tx_blocked.store(true, SeqCst);
+    // Packets freed between the load and the store saw no blocked flag:
+    // look again, and take the restart back if they already drained.
+    if used(body.tx_inflight.load(SeqCst)) < TX_INFLIGHT_LOW && body.tx_blocked.swap(false, SeqCst) {
+        return TX_INFLIGHT_HIGH.saturating_sub(used(body.tx_inflight.load(SeqCst)));
+    }
+    0
 }
 
 /// The `wr_id` of the slot at `off` (the first 8 bytes), for completing a

@@ -81,6 +81,11 @@ impl Outbox {
         self.rnr_timer = Some(usecs);
     }
 
+    /// Packets waiting to be sent.
+    pub(crate) fn len(&self) -> usize {
+        self.packets.len()
+    }
+
     fn push(&mut self, skb: TxSkb) {
         if self.packets.push(skb, GFP_ATOMIC).is_err() {
             self.lost += 1;
@@ -95,7 +100,7 @@ impl Outbox {
         let mut lost = self.lost;
         for skb in self.packets {
             let bytes = skb.ip_len();
-            if skb.send().is_err() {
+            if skb.send(qp).is_err() {
                 lost += 1;
             } else {
                 rxe.counters.inc(Counter::SentPkts);

@@ -327,13 +327,14 @@ pub(super) unsafe extern "C" fn post_send_callback(
 fn timer_fired(timer: *mut bindings::timer_list, kind: crate::rc::complete::TimerKind) {
     use crate::sys::timer::Timer;
     let timer = timer.cast::<Timer>();
-    // SAFETY: Both timers of a QP live in its `QpBody`, inside an `RxeQp`
+    // SAFETY: The timers of a QP live in its `QpBody`, inside an `RxeQp`
     // that `destroy_qp` keeps alive until the timers are shut down (which
     // waits for this callback); `Timer` is a transparent `timer_list`.
     let qp = unsafe {
         &*match kind {
             crate::rc::complete::TimerKind::Retry => kernel::container_of!(timer, RxeQp, body.retry_timer),
             crate::rc::complete::TimerKind::Rnr => kernel::container_of!(timer, RxeQp, body.rnr_timer),
+            crate::rc::complete::TimerKind::Resume => kernel::container_of!(timer, RxeQp, body.resume_timer),
         }
     };
     // SAFETY: The QP's device outlives the QP. A timer callback runs in
@@ -356,6 +357,34 @@ pub(crate) unsafe extern "C" fn retry_timer_callback(timer: *mut bindings::timer
 /// The RNR timer of a QP fired.
 pub(crate) unsafe extern "C" fn rnr_timer_callback(timer: *mut bindings::timer_list) {
     timer_fired(timer, crate::rc::complete::TimerKind::Rnr);
+}
+
+/// The resume timer of a QP fired: its packets in flight dropped low.
+pub(crate) unsafe extern "C" fn resume_timer_callback(timer: *mut bindings::timer_list) {
+    timer_fired(timer, crate::rc::complete::TimerKind::Resume);
+}
+
+// SAFETY: Every packet takes a QP use in `hold` and gives it back as the
+// last thing `packet_freed` does; `destroy_qp` waits for all uses
+// (`qp::destroy` drains them) before ib_core frees the QP. Both methods
+// touch only atomics and a timer, which may be used from any CPU.
+unsafe impl crate::sys::skb::TxOwner for RxeQp {
+    fn hold(&self) {
+        self.body.uses.hold();
+        self.body.tx_inflight.fetch_add(1, core::sync::atomic::Ordering::SeqCst);
+    }
+
+    fn packet_freed(&self) {
+        use core::sync::atomic::Ordering::SeqCst;
+        let left = self.body.tx_inflight.fetch_sub(1, SeqCst).wrapping_sub(1);
+        if left < crate::qp::TX_INFLIGHT_LOW && self.body.tx_blocked.swap(false, SeqCst) {
+            // The stack frees packets in whatever context it is in
+            // (inside `send`, in any softirq): restart the requester from
+            // its own timer rather than take the QP lock here.
+            self.body.resume_timer.arm_usecs(0);
+        }
+        self.body.uses.release();
+    }
 }
 
 impl IbQp {

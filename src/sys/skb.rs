@@ -124,12 +124,58 @@ impl TxSkb {
         self.len + 8 + if self.ipv6 { IPV6_HDR_LEN } else { IPV4_HDR_LEN }
     }
 
-    /// Hands the routed packet to the IP stack.
-    pub(crate) fn send(self) -> Result {
+    /// Hands the routed packet to the IP stack; `owner` is told (once)
+    /// when the stack frees it, whether it was delivered, dropped on the
+    /// way, or refused here.
+    pub(crate) fn send<T: TxOwner>(self, owner: &T) -> Result {
         let this = core::mem::ManuallyDrop::new(self);
+        owner.hold();
+        let skb = this.skb.as_ptr();
+        // SAFETY: We own the skb, which has no destructor yet (built by
+        // `new`, never sent). `owner` stays valid until `packet_freed`
+        // returns (`TxOwner`'s contract, after `hold`), which is when
+        // `tx_destructor::<T>` last touches it.
+        unsafe {
+            bindings::rxe_glue_skb_set_destructor(
+                skb,
+                Some(tx_destructor::<T>),
+                core::ptr::from_ref(owner).cast_mut().cast(),
+            )
+        };
         // SAFETY: We own the skb and give it away; `this` is not dropped.
-        kernel::error::to_result(unsafe { bindings::rxe_glue_tx_send(this.skb.as_ptr(), this.ipv6) })
+        kernel::error::to_result(unsafe { bindings::rxe_glue_tx_send(skb, this.ipv6) })
     }
+}
+
+/// What a sent packet belongs to: told when the stack frees it, which for
+/// the local stack is when the receiving end takes it off its backlog
+/// (`ip_rcv` orphans it). A QP counts its packets in flight with this and
+/// stops transmitting while too many are queued.
+///
+/// # Safety
+///
+/// After [`TxOwner::hold`] the owner stays valid until the matching
+/// [`TxOwner::packet_freed`] has returned, and both methods are safe to
+/// call from any CPU at once (the owner is shared with the stack).
+pub(crate) unsafe trait TxOwner {
+    /// A packet is about to be sent.
+    fn hold(&self);
+    /// The stack freed a packet `hold` was called for. Runs in any context
+    /// but hard IRQ, possibly inside [`TxSkb::send`]; must not take locks
+    /// the sender may hold.
+    fn packet_freed(&self);
+}
+
+/// The skb destructor [`TxSkb::send`] installs.
+///
+/// # Safety
+///
+/// Called by the stack, once, for an skb `TxSkb::send::<T>` sent.
+unsafe extern "C" fn tx_destructor<T: TxOwner>(skb: *mut bindings::sk_buff) {
+    // SAFETY: `send` stored a `&T` that is valid until `packet_freed`
+    // returns (`TxOwner`'s contract); the skb is live during its destructor.
+    let owner = unsafe { &*bindings::rxe_glue_skb_destructor_arg(skb).cast::<T>() };
+    owner.packet_freed();
 }
 
 impl Drop for TxSkb {

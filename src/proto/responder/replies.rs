@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The responder's replies waiting to be sent, in PSN order: ACKs and NAKs,
+//! atomic ACKs and READ replies. A READ reply can be thousands of packets;
+//! the driver sends them as its packets in flight allow, and whatever the
+//! responder decides meanwhile queues behind them, so that responses reach
+//! the requester in the order of the requests they answer.
+
+use crate::proto::aeth::Syndrome;
+use crate::proto::psn::Psn;
+use crate::proto::responder::resources::{ReadReply, ReadResponsePacket};
+
+/// A response the responder owes the requester.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reply {
+    /// An ACK or NAK (`RC_ACKNOWLEDGE`).
+    Ack {
+        /// BTH PSN.
+        psn: Psn,
+        /// AETH syndrome.
+        syndrome: Syndrome,
+        /// AETH MSN.
+        msn: u32,
+    },
+    /// An `RC_ATOMIC_ACKNOWLEDGE` carrying the original value.
+    AtomicAck {
+        /// BTH PSN (the atomic request's).
+        psn: Psn,
+        /// The value before the operation.
+        orig: u64,
+        /// AETH MSN.
+        msn: u32,
+    },
+    /// A READ reply, sent packet by packet.
+    Read(ReadReply),
+}
+
+/// One packet to build from the queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReplyPacket {
+    /// An ACK or NAK.
+    Ack {
+        /// BTH PSN.
+        psn: Psn,
+        /// AETH syndrome.
+        syndrome: Syndrome,
+        /// AETH MSN.
+        msn: u32,
+    },
+    /// An atomic ACK.
+    AtomicAck {
+        /// BTH PSN.
+        psn: Psn,
+        /// The value before the operation.
+        orig: u64,
+        /// AETH MSN.
+        msn: u32,
+    },
+    /// One READ response packet.
+    ReadResponse(ReadResponsePacket),
+}
+
+/// Replies not yet sent, oldest first, at most `N`.
+///
+/// A plain ACK queued right behind another plain ACK replaces it: ACKs are
+/// cumulative, so only the newest says anything. The queue therefore holds
+/// at most one ACK between two READ or atomic replies, and the responder
+/// has at most its `max_dest_rd_atomic` resources of those outstanding.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReplyQueue<const N: usize> {
+    slots: [Option<Reply>; N],
+    head: usize,
+    len: usize,
+}
+
+impl<const N: usize> Default for ReplyQueue<N> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<const N: usize> ReplyQueue<N> {
+    /// An empty queue.
+    pub const fn new() -> Self {
+        ReplyQueue {
+            slots: [None; N],
+            head: 0,
+            len: 0,
+        }
+    }
+
+    /// No reply is waiting.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Replies waiting.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Queues `reply` behind the others. Returns `false` (and queues
+    /// nothing) when the queue is full; the requester's retry recovers.
+    pub fn push(&mut self, reply: Reply) -> bool {
+        if let (Reply::Ack { syndrome: Syndrome::Ack { .. }, .. }, Some(last)) = (reply, self.last_mut()) {
+            if matches!(last, Reply::Ack { syndrome: Syndrome::Ack { .. }, .. }) {
+                *last = reply;
+                return true;
+            }
+        }
+        if self.len == N {
+            return false;
+        }
+        self.slots[(self.head + self.len) % N] = Some(reply);
+        self.len += 1;
+        true
+    }
+
+    fn last_mut(&mut self) -> Option<&mut Reply> {
+        if self.len == 0 {
+            return None;
+        }
+        self.slots[(self.head + self.len - 1) % N].as_mut()
+    }
+
+    /// The next packet to send, taken off the queue.
+    pub fn next_packet(&mut self) -> Option<ReplyPacket> {
+        loop {
+            if self.len == 0 {
+                return None;
+            }
+            let front = self.slots[self.head].as_mut()?;
+            let packet = match front {
+                Reply::Ack { psn, syndrome, msn } => Some(ReplyPacket::Ack {
+                    psn: *psn,
+                    syndrome: *syndrome,
+                    msn: *msn,
+                }),
+                Reply::AtomicAck { psn, orig, msn } => Some(ReplyPacket::AtomicAck {
+                    psn: *psn,
+                    orig: *orig,
+                    msn: *msn,
+                }),
+                Reply::Read(reply) => {
+                    let p = reply.next_packet().map(ReplyPacket::ReadResponse);
+                    if reply.remaining_packets() > 0 {
+                        // More to come: the reply stays at the front.
+                        return p;
+                    }
+                    p
+                }
+            };
+            self.pop_front();
+            if packet.is_some() {
+                return packet;
+            }
+        }
+    }
+
+    /// Abandons the rest of the oldest reply (its packet could not be
+    /// built; the requester's retry asks again).
+    pub fn pop_front(&mut self) {
+        if self.len > 0 {
+            self.slots[self.head] = None;
+            self.head = (self.head + 1) % N;
+            self.len -= 1;
+        }
+    }
+
+    /// Forgets every reply (QP reset or error).
+    pub fn clear(&mut self) {
+        self.slots = [None; N];
+        self.head = 0;
+        self.len = 0;
+    }
+}
