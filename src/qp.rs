@@ -38,6 +38,7 @@ use crate::{
         bindings,
         cq::Udata,
         timer::Timer,
+        work::BhWork,
         qp::{transition_ok, IbQp},
         queue::QueueBuf,
         table::{Counted, UseCount},
@@ -89,13 +90,13 @@ pub(crate) struct QpBody {
     /// The requester's RNR back-off timer.
     #[pin]
     pub(crate) rnr_timer: Timer,
-    /// Restarts a requester that stopped for too many packets in flight.
+    /// Transmits for the QP on its transmit CPU ([`crate::sys::work::tx_cpu`]).
     #[pin]
-    pub(crate) resume_timer: Timer,
+    pub(crate) tx_work: BhWork,
     /// Packets handed to the stack and not yet freed by it.
     pub(crate) tx_inflight: AtomicU32,
-    /// The requester stopped at [`TX_INFLIGHT_HIGH`]; the packet that
-    /// brings `tx_inflight` below [`TX_INFLIGHT_LOW`] restarts it.
+    /// Transmission stopped at [`TX_INFLIGHT_HIGH`]; the packet that brings
+    /// `tx_inflight` below [`TX_INFLIGHT_LOW`] queues `tx_work`.
     pub(crate) tx_blocked: AtomicBool,
 }
 
@@ -304,7 +305,7 @@ pub(crate) fn create(
         uses <- UseCount::new(),
         retry_timer <- Timer::new(crate::sys::qp::retry_timer_callback),
         rnr_timer <- Timer::new(crate::sys::qp::rnr_timer_callback),
-        resume_timer <- Timer::new(crate::sys::qp::resume_timer_callback),
+        tx_work <- BhWork::new(crate::sys::qp::tx_work_callback),
         tx_inflight: AtomicU32::new(0),
         tx_blocked: AtomicBool::new(false),
     });
@@ -322,13 +323,14 @@ pub(crate) fn publish(rxe: &RxeDevice, qp: &RxeQp) -> Result {
 /// it from the table and waits for the data path to let go of it.
 pub(crate) fn destroy(rxe: &RxeDevice, qp: &RxeQp) {
     rxe.qps.remove(qp.body.qpn);
-    // No new packet reaches the QP. Stop the timers (waiting for a running
-    // callback) before the uses drain: a callback sends packets, each of
-    // which takes a use, and must not start once the count is drained.
+    // No new packet reaches the QP. Stop the timers and the transmit work
+    // (waiting for a running callback) before the uses drain: a callback
+    // sends packets, each of which takes a use, and must not start once
+    // the count is drained.
     // Packets still in flight hold their uses until the stack frees them.
     qp.body.retry_timer.shutdown();
     qp.body.rnr_timer.shutdown();
-    qp.body.resume_timer.shutdown();
+    qp.body.tx_work.disable();
     qp.body.uses.drain();
     verbs::return_budget(&rxe.qp_count);
 }

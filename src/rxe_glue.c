@@ -18,6 +18,8 @@
 #include <net/ip6_route.h>
 #include <linux/inetdevice.h>
 #include <linux/timer.h>
+#include <linux/workqueue.h>
+#include <linux/cpumask.h>
 #include <linux/bottom_half.h>
 #include <linux/highmem.h>
 #include <linux/scatterlist.h>
@@ -389,6 +391,34 @@ struct net_device *rxe_glue_rx_prepare(struct sk_buff *skb, u8 **iph, unsigned i
 	if (skb->protocol == htons(ETH_P_IPV6))
 		return ipv6_dev_find(net, &ipv6_hdr(skb)->daddr, NULL);
 	return NULL;
+}
+
+void rxe_glue_work_init(struct work_struct *work, void (*fn)(struct work_struct *))
+{
+	INIT_WORK(work, fn);
+}
+
+void rxe_glue_bh_work_queue_on(int cpu, struct work_struct *work)
+{
+	queue_work_on(cpu, system_bh_highpri_wq, work);
+}
+
+void rxe_glue_work_disable_sync(struct work_struct *work)
+{
+	disable_work_sync(work);
+}
+
+int rxe_glue_tx_cpu(u32 key)
+{
+	unsigned int n = num_online_cpus();
+	unsigned int cpu = cpumask_nth(key % (n ? n : 1), cpu_online_mask);
+
+	return cpu < nr_cpu_ids ? cpu : raw_smp_processor_id();
+}
+
+int rxe_glue_this_cpu(void)
+{
+	return raw_smp_processor_id();
 }
 
 void rxe_glue_timer_setup(struct timer_list *timer, void (*fn)(struct timer_list *))

@@ -26,6 +26,7 @@ struct rdma_user_mmap_entry;
 struct ib_umem;
 struct page;
 struct xarray;
+struct work_struct;
 
 /* net_generic(): the per-namespace area registered with pernet_operations. */
 void *rxe_glue_net_generic(const struct net *net, unsigned int id);
@@ -151,6 +152,14 @@ void rxe_glue_local_bh_enable(void);
 void rxe_glue_skb_set_destructor(struct sk_buff *skb, void (*dtor)(struct sk_buff *), void *arg);
 /* The arg rxe_glue_skb_set_destructor() stored. */
 void *rxe_glue_skb_destructor_arg(struct sk_buff *skb);
+
+/* A work item on the high-priority BH workqueue (runs in softirq). */
+void rxe_glue_work_init(struct work_struct *work, void (*fn)(struct work_struct *));
+void rxe_glue_bh_work_queue_on(int cpu, struct work_struct *work);
+void rxe_glue_work_disable_sync(struct work_struct *work);
+/* The online CPU a QP with this key transmits from; the current CPU. */
+int rxe_glue_tx_cpu(u32 key);
+int rxe_glue_this_cpu(void);
 
 /* spin_lock_bh() / spin_unlock_bh() / spin_trylock_bh(), for sys::lock. */
 void rxe_glue_spin_lock_bh(spinlock_t *lock);

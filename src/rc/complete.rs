@@ -43,7 +43,7 @@ pub(crate) fn on_response(
     // rxe's `ack_deferred`: response packets handed to the completer.
     rxe.counters.inc(crate::counters::Counter::AckDeferred);
     send::step(rxe, qp, inner, ndev, out, RequesterEvent::Response(resp), Some(pkt.payload));
-    send::pump(rxe, qp, inner, ndev, out);
+    super::transmit_or_kick(rxe, qp, inner, ndev, out);
 }
 
 /// Which requester timer fired.
@@ -53,8 +53,6 @@ pub(crate) enum TimerKind {
     Retry,
     /// The RNR back-off timer.
     Rnr,
-    /// Packets in flight fell low after the requester stopped for them.
-    Resume,
 }
 
 /// A QP timer fired (softirq context).
@@ -65,19 +63,11 @@ pub(crate) fn timer_expired(rxe: &RxeDevice, qp: &RxeQp, ndev: &NetDevice, kind:
         let inner = &mut *guard;
         if inner.rc.sending {
             let event = match kind {
-                TimerKind::Retry => Some(RequesterEvent::RetryTimerExpired),
-                TimerKind::Rnr => Some(RequesterEvent::RnrTimerExpired),
-                TimerKind::Resume => None,
+                TimerKind::Retry => RequesterEvent::RetryTimerExpired,
+                TimerKind::Rnr => RequesterEvent::RnrTimerExpired,
             };
-            if let Some(event) = event {
-                send::step(rxe, qp, inner, ndev, &mut out, event, None);
-            }
-        }
-        if kind == TimerKind::Resume {
-            super::respond::send_replies(rxe, qp, inner, ndev, &mut out);
-        }
-        if inner.rc.sending {
-            send::pump(rxe, qp, inner, ndev, &mut out);
+            send::step(rxe, qp, inner, ndev, &mut out, event, None);
+            super::transmit_or_kick(rxe, qp, inner, ndev, &mut out);
         }
     }
     out.send(rxe, qp);
@@ -90,7 +80,6 @@ pub(crate) fn enter_error(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
     inner.attrs.state = QpState::Err;
     qp.body.retry_timer.cancel();
     qp.body.rnr_timer.cancel();
-    qp.body.resume_timer.cancel();
     let rc = &mut *inner.rc;
     rc.sending = false;
     rc.receiving = false;

@@ -196,6 +196,44 @@ pub(crate) fn state_changed(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner, ol
     }
 }
 
+/// Transmits what the QP has to send (responder replies, then requester
+/// packets) if this is the QP's transmit CPU; else queues the QP's
+/// transmit work there. Every
+/// packet of a QP thus leaves from one CPU, in order: packets sent from
+/// two CPUs at once reach a local receiver through two per-CPU backlogs
+/// and arrive out of order, which RC answers with go-back-N.
+pub(crate) fn transmit_or_kick(
+    rxe: &RxeDevice,
+    qp: &RxeQp,
+    inner: &mut QpInner,
+    ndev: &crate::sys::net::NetDevice,
+    out: &mut wire::Outbox,
+) {
+    if crate::sys::work::this_cpu() == crate::sys::work::tx_cpu(qp.body.qpn) {
+        respond::send_replies(rxe, qp, inner, ndev, out);
+        send::pump(rxe, qp, inner, ndev, out);
+    } else {
+        kick(qp);
+    }
+}
+
+/// Queues the QP's transmit work on its transmit CPU.
+pub(crate) fn kick(qp: &RxeQp) {
+    qp.body.tx_work.queue_on(crate::sys::work::tx_cpu(qp.body.qpn));
+}
+
+/// The QP's transmit work: responder replies, then the requester.
+pub(crate) fn transmit(rxe: &RxeDevice, qp: &RxeQp, ndev: &crate::sys::net::NetDevice) {
+    let mut out = wire::Outbox::new();
+    {
+        let mut guard = qp.body.state.lock();
+        let inner = &mut *guard;
+        respond::send_replies(rxe, qp, inner, ndev, &mut out);
+        send::pump(rxe, qp, inner, ndev, &mut out);
+    }
+    out.send(rxe, qp);
+}
+
 /// Posts a receive-side completion, counting an overflow.
 pub(crate) fn post_recv_cqe(rxe: &RxeDevice, qp: &RxeQp, cqe: &Cqe, solicited: bool) {
     if qp.ibqp.recv_cq().post(cqe, &Default::default(), solicited).is_err() {

@@ -204,11 +204,13 @@ pub(crate) fn on_request(
     for a in actions.iter().flatten() {
         run(rxe, qp, inner, ndev, out, pkt, a);
     }
-    send_replies(rxe, qp, inner, ndev, out);
+    if !inner.rc.replies.is_empty() {
+        super::transmit_or_kick(rxe, qp, inner, ndev, out);
+    }
 }
 
 /// Sends the responder's queued replies while the QP's packets in flight
-/// allow; the rest go when they drain (the QP's resume timer).
+/// allow; the rest go when they drain (the QP's transmit work).
 pub(crate) fn send_replies(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner, ndev: &NetDevice, out: &mut Outbox) {
     while !inner.rc.replies.is_empty() && super::send::tx_room(qp, out) > 0 {
         if !send_one_reply(rxe, qp, inner, ndev, out) {

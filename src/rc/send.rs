@@ -48,7 +48,10 @@ pub(crate) fn doorbell(rxe: &RxeDevice, qp: &RxeQp) -> Result {
                 Ok(())
             }
             QpState::Rts | QpState::Sqd | QpState::Sqe => {
-                pump(rxe, qp, inner, &ndev, &mut out);
+                if inner.rc.sending {
+                    take_wqes(rxe, qp, inner);
+                }
+                super::transmit_or_kick(rxe, qp, inner, &ndev, &mut out);
                 Ok(())
             }
             _ => Err(EINVAL),

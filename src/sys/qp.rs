@@ -334,7 +334,6 @@ fn timer_fired(timer: *mut bindings::timer_list, kind: crate::rc::complete::Time
         &*match kind {
             crate::rc::complete::TimerKind::Retry => kernel::container_of!(timer, RxeQp, body.retry_timer),
             crate::rc::complete::TimerKind::Rnr => kernel::container_of!(timer, RxeQp, body.rnr_timer),
-            crate::rc::complete::TimerKind::Resume => kernel::container_of!(timer, RxeQp, body.resume_timer),
         }
     };
     // SAFETY: The QP's device outlives the QP. A timer callback runs in
@@ -359,15 +358,29 @@ pub(crate) unsafe extern "C" fn rnr_timer_callback(timer: *mut bindings::timer_l
     timer_fired(timer, crate::rc::complete::TimerKind::Rnr);
 }
 
-/// The resume timer of a QP fired: its packets in flight dropped low.
-pub(crate) unsafe extern "C" fn resume_timer_callback(timer: *mut bindings::timer_list) {
-    timer_fired(timer, crate::rc::complete::TimerKind::Resume);
+/// The transmit work of a QP runs (softirq, on the QP's transmit CPU).
+pub(crate) unsafe extern "C" fn tx_work_callback(work: *mut bindings::work_struct) {
+    let work = work.cast::<crate::sys::work::BhWork>();
+    // SAFETY: The work lives in the `QpBody` of an `RxeQp` that
+    // `destroy_qp` keeps alive until the work is disabled (which waits for
+    // this function); `BhWork` is a transparent `work_struct`.
+    let qp = unsafe { &*kernel::container_of!(work, RxeQp, body.tx_work) };
+    // SAFETY: As in `timer_fired`: the device outlives the QP, and a BH
+    // work item runs with bottom halves off, an RCU-bh read section.
+    let (rxe, ndev) = unsafe {
+        let ib = (*qp.ibqp.as_ptr()).device;
+        let ndev = bindings::rxe_glue_ib_netdev_rcu(ib);
+        (super::ib::rxe_of(ib), (!ndev.is_null()).then(|| super::net::NetDevice::from_raw(ndev)))
+    };
+    if let Some(ndev) = ndev {
+        crate::rc::transmit(rxe, qp, ndev);
+    }
 }
 
 // SAFETY: Every packet takes a QP use in `hold` and gives it back as the
 // last thing `packet_freed` does; `destroy_qp` waits for all uses
 // (`qp::destroy` drains them) before ib_core frees the QP. Both methods
-// touch only atomics and a timer, which may be used from any CPU.
+// touch only atomics and queue a work item, which any CPU may do.
 unsafe impl crate::sys::skb::TxOwner for RxeQp {
     fn hold(&self) {
         self.body.uses.hold();
@@ -379,9 +392,9 @@ unsafe impl crate::sys::skb::TxOwner for RxeQp {
         let left = self.body.tx_inflight.fetch_sub(1, SeqCst).wrapping_sub(1);
         if left < crate::qp::TX_INFLIGHT_LOW && self.body.tx_blocked.swap(false, SeqCst) {
             // The stack frees packets in whatever context it is in
-            // (inside `send`, in any softirq): restart the requester from
-            // its own timer rather than take the QP lock here.
-            self.body.resume_timer.arm_usecs(0);
+            // (inside `send`, in any softirq): transmit from the QP's work
+            // rather than take the QP lock here.
+            crate::rc::kick(self);
         }
         self.body.uses.release();
     }
