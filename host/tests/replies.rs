@@ -93,3 +93,29 @@ fn pop_front_abandons_the_rest_of_a_read() {
     q.clear();
     assert_eq!(q, ReplyQueue::new());
 }
+
+#[test]
+fn a_replayed_read_replaces_what_is_queued_after_it() {
+    let mut q = ReplyQueue::<8>::new();
+    assert!(q.push(read(10, 4096))); // PSNs 10..=13
+    assert!(q.push(ack(14)));
+    assert!(q.push(read(15, 2048))); // PSNs 15..=16
+    assert!(matches!(q.next_packet(), Some(ReplyPacket::ReadResponse(_)))); // PSN 10 sent
+    // An ACK older than the replay point stays (it is still news).
+    let mut keep = ReplyQueue::<4>::new();
+    assert!(keep.push(ack(3)));
+    let old = RemoteRange { va: 0x1000, rkey: 7, len: 1 };
+    assert!(keep.push_replay(ReadReply::new(Psn::new(5), old, Mtu::MTU_1024, false, 1)));
+    assert_eq!(keep.len(), 2);
+    // The requester timed out and asks again from PSN 11.
+    let range = RemoteRange { va: 0x1400, rkey: 7, len: 3072 };
+    assert!(q.push_replay(ReadReply::new(Psn::new(11), range, Mtu::MTU_1024, true, 1)));
+    let psns: Vec<u32> = drain(&mut q)
+        .iter()
+        .map(|p| match p {
+            ReplyPacket::ReadResponse(r) => r.psn.get(),
+            ReplyPacket::Ack { psn, .. } | ReplyPacket::AtomicAck { psn, .. } => psn.get(),
+        })
+        .collect();
+    assert_eq!(psns, vec![11, 12, 13]);
+}

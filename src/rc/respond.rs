@@ -192,6 +192,7 @@ pub(crate) fn on_request(
         });
     }
     let after = inner.rc.responder.counters();
+    let duplicate = after.duplicate_request != before.duplicate_request;
     let c = &rxe.counters;
     c.add(Counter::DuplicateRequest, after.duplicate_request.wrapping_sub(before.duplicate_request));
     c.add(Counter::OutOfSeqRequest, after.out_of_seq_request.wrapping_sub(before.out_of_seq_request));
@@ -202,7 +203,14 @@ pub(crate) fn on_request(
         return;
     }
     for a in actions.iter().flatten() {
-        run(rxe, qp, inner, ndev, out, pkt, a);
+        match a {
+            ResponderAction::SendReadResponses(reply) if duplicate => {
+                if !inner.rc.replies.push_replay(*reply) {
+                    rxe.counters.inc(Counter::SendErr);
+                }
+            }
+            _ => run(rxe, qp, inner, ndev, out, pkt, a),
+        }
     }
     if !inner.rc.replies.is_empty() {
         super::transmit_or_kick(rxe, qp, inner, ndev, out);

@@ -116,6 +116,28 @@ impl<const N: usize> ReplyQueue<N> {
         true
     }
 
+    /// Queues the reply to a duplicate READ. The requester went back to its
+    /// PSN and will ask again for everything after it, so replies still
+    /// queued for later PSNs would only be discarded there (or, an ACK past
+    /// the READ, taken for a lost response): they are dropped first, as rxe
+    /// restarts its reply in progress.
+    pub fn push_replay(&mut self, reply: ReadReply) -> bool {
+        let from = reply.next_psn();
+        let (old, head, len) = (self.slots, self.head, self.len);
+        self.clear();
+        for i in 0..len {
+            let Some(r) = old[(head + i) % N] else { continue };
+            let stale = match r {
+                Reply::Read(read) => read.end_psn().after(from),
+                Reply::Ack { psn, .. } | Reply::AtomicAck { psn, .. } => !psn.before(from),
+            };
+            if !stale {
+                self.push(r);
+            }
+        }
+        self.push(Reply::Read(reply))
+    }
+
     fn last_mut(&mut self) -> Option<&mut Reply> {
         if self.len == 0 {
             return None;

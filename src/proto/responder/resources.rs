@@ -167,6 +167,11 @@ impl ReadReply {
         }
     }
 
+    /// PSN of the next packet this reply produces.
+    pub fn next_psn(&self) -> Psn {
+        self.next_psn
+    }
+
     /// PSN of the packet after the last one of this reply.
     pub fn end_psn(&self) -> Psn {
         self.next_psn.add(self.remaining_packets())
