@@ -134,6 +134,11 @@ fn requester_config(attrs: &QpAttrs) -> RequesterConfig {
     cfg.rnr_retry = attrs.rnr_retry;
     cfg.max_rd_atomic = attrs.max_rd_atomic;
     cfg.timeout_usecs = timeout_usecs(attrs.timeout);
+    // At most TX_INFLIGHT_HIGH packets are in flight: ask for an ACK every
+    // TX_INFLIGHT_LOW of them, so progress (which restarts the retry timer)
+    // arrives while the rest are still being received, instead of once per
+    // window, by which time a slow receiver has let the timer expire.
+    cfg.ack_req_every = crate::qp::TX_INFLIGHT_LOW;
     cfg
 }
 
