@@ -41,7 +41,7 @@ chmod +x "$wrapper"
 # with this debug kernel, and devtmpfs already makes every node the tests use.
 mkdir -p "$RXE_CACHE/empty"
 
-timeout_s=${RXE_VM_TIMEOUT:-4800}
+timeout_s=${RXE_VM_TIMEOUT:-5200}
 set +e
 timeout --kill-after=30 "$timeout_s" "$VNG" --run "$kdir" --user root --disable-kvm \
     --cpus "${RXE_VM_CPUS:-2}" --memory "${RXE_VM_MEMORY:-3G}" \
