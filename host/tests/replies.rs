@@ -17,6 +17,13 @@ fn read(psn: u32, len: u32) -> Reply {
     Reply::Read(ReadReply::new(Psn::new(psn), range, Mtu::MTU_1024, false, 1))
 }
 
+fn psn_of(p: &ReplyPacket) -> u32 {
+    match p {
+        ReplyPacket::ReadResponse(r) => r.psn.get(),
+        ReplyPacket::Ack { psn, .. } | ReplyPacket::AtomicAck { psn, .. } => psn.get(),
+    }
+}
+
 fn drain<const N: usize>(q: &mut ReplyQueue<N>) -> Vec<ReplyPacket> {
     core::iter::from_fn(|| q.next_packet()).collect()
 }
@@ -58,10 +65,7 @@ fn plain_acks_coalesce_but_naks_and_reads_keep_their_place() {
     assert_eq!(q.len(), 5);
     let psns: Vec<u32> = drain(&mut q)
         .iter()
-        .map(|p| match p {
-            ReplyPacket::ReadResponse(r) => r.psn.get(),
-            ReplyPacket::Ack { psn, .. } | ReplyPacket::AtomicAck { psn, .. } => psn.get(),
-        })
+        .map(psn_of)
         .collect();
     assert_eq!(psns, vec![3, 4, 5, 6, 7]);
 }
@@ -112,10 +116,7 @@ fn a_replayed_read_replaces_what_is_queued_after_it() {
     assert!(q.push_replay(ReadReply::new(Psn::new(11), range, Mtu::MTU_1024, true, 1)));
     let psns: Vec<u32> = drain(&mut q)
         .iter()
-        .map(|p| match p {
-            ReplyPacket::ReadResponse(r) => r.psn.get(),
-            ReplyPacket::Ack { psn, .. } | ReplyPacket::AtomicAck { psn, .. } => psn.get(),
-        })
+        .map(psn_of)
         .collect();
     assert_eq!(psns, vec![11, 12, 13]);
 }
