@@ -496,3 +496,25 @@ struct net_device *rxe_glue_ib_netdev_rcu(struct ib_device *dev)
 		return NULL;
 	return rcu_dereference_bh(dev->port_data[1].netdev);
 }
+
+bool rxe_glue_kva_range_valid(unsigned long addr, unsigned long len)
+{
+	unsigned long page, last;
+
+	if (!len)
+		return true;
+	if (addr + len - 1 < addr)
+		return false;
+	last = (addr + len - 1) & PAGE_MASK;
+	for (page = addr & PAGE_MASK; ; page += PAGE_SIZE) {
+		if (!virt_addr_valid((void *)page))
+			return false;
+		if (page == last)
+			return true;
+	}
+}
+
+bool rxe_glue_irqs_off(void)
+{
+	return irqs_disabled() || in_hardirq();
+}

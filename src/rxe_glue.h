@@ -178,4 +178,14 @@ void rxe_glue_srq_limit_event(struct ib_srq *srq);
  */
 struct net_device *rxe_glue_ib_netdev_rcu(struct ib_device *dev);
 
+/*
+ * Whether [addr, addr + len) is all in the kernel's linear map
+ * (virt_addr_valid() for each page): the addresses a kernel ULP hands a
+ * virtual-DMA device (ib_dma_map_single(), sg_virt()).
+ */
+bool rxe_glue_kva_range_valid(unsigned long addr, unsigned long len);
+
+/* Whether the caller runs with hard interrupts off (or in a hard IRQ). */
+bool rxe_glue_irqs_off(void);
+
 #endif /* RXE_GLUE_H */

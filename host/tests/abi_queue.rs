@@ -284,3 +284,27 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn kernel_producer_fills_to_capacity_and_wraps() {
+    // A kernel ULP's ring: the kernel is producer and consumer.
+    let (geo, buf) = ring(3, 64); // 4 slots, capacity 3
+    let mut q = FromClient::new(geo);
+    for lap in 0..10u8 {
+        for k in 0..3u8 {
+            let off = q.free_slot(&buf).expect("room below capacity");
+            assert_eq!(off, geo.slot_offset(buf.get_u32(queue_hdr::PRODUCER_INDEX)));
+            buf.set_bytes(off, &[lap * 3 + k; 4]);
+            q.publish(&buf);
+        }
+        assert_eq!(q.free_slot(&buf), None, "full at capacity, one slot stays empty");
+        assert_eq!(q.count(&buf), 3);
+        for k in 0..3u8 {
+            let off = q.peek(&buf).unwrap();
+            assert_eq!(buf.bytes(off, 1)[0], lap * 3 + k, "FIFO order across laps");
+            assert!(q.advance(&buf));
+        }
+        assert!(q.is_empty(&buf));
+        assert!(buf.get_u32(queue_hdr::PRODUCER_INDEX) <= geo.index_mask());
+    }
+}

@@ -11,6 +11,7 @@
 
 pub mod cq;
 pub mod cqe;
+pub mod kernel_post;
 pub mod layout;
 pub mod queue;
 pub mod recv_wqe;

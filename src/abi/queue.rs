@@ -296,6 +296,25 @@ impl FromClient {
         true
     }
 
+    /// For a ring the kernel fills itself (a kernel ULP's SQ, RQ or SRQ):
+    /// the offset of the free slot at the producer index, or `None` when
+    /// the ring is full. The caller writes the slot, then
+    /// [`publish`](Self::publish)es it, both under the lock that serialises
+    /// the ring's producers.
+    pub fn free_slot<B: SharedBuf + ?Sized>(&self, buf: &B) -> Option<usize> {
+        if self.count(buf) >= self.geo.capacity() {
+            return None;
+        }
+        Some(self.geo.slot_offset(self.producer(buf)))
+    }
+
+    /// Makes the slot [`free_slot`](Self::free_slot) returned visible to
+    /// the consumer: the producer index advances with release ordering.
+    pub fn publish<B: SharedBuf + ?Sized>(&self, buf: &B) {
+        let next = self.geo.mask(self.producer(buf).wrapping_add(1));
+        buf.store_release_u32(queue_hdr::PRODUCER_INDEX, next);
+    }
+
     /// QP reset: zeroes the slots; indices are left as they are.
     pub fn reset<B: SharedBuf + ?Sized>(&self, buf: &B) {
         self.geo.zero_data(buf);

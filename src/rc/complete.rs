@@ -120,10 +120,10 @@ pub(crate) fn flush_sq(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
 }
 
 /// Flushes the receive WQE in progress and, without an SRQ, every RQ entry.
-fn flush_rq(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
+pub(crate) fn flush_rq(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
     use crate::abi::queue::SharedBuf;
     if let Some(wqe) = inner.rc.recv.take() {
-        super::post_recv_cqe(rxe, qp, &Cqe::flush(wqe.wr_id, qp.body.qpn), false);
+        super::post_recv_cqe(rxe, qp, &Cqe::flush(wqe.wr_id, qp.body.qpn), false, None);
     }
     inner.rc.peeked_recv = None;
     inner.rc.recv_failed = None;
@@ -136,7 +136,7 @@ fn flush_rq(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
         };
         let mut b = [0u8; 8];
         rq.buf.read_bytes(off, &mut b);
-        super::post_recv_cqe(rxe, qp, &Cqe::flush(u64::from_ne_bytes(b), qp.body.qpn), false);
+        super::post_recv_cqe(rxe, qp, &Cqe::flush(u64::from_ne_bytes(b), qp.body.qpn), false, None);
         if !rq.ring.advance(&rq.buf) {
             break;
         }

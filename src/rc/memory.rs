@@ -56,9 +56,12 @@ fn region_io(
             Io::Write(buf) => pages.copy_in(*first_page_offset, off, buf),
         }
         .map_err(|_| AccessError::OutOfBounds),
-        // Kernel virtual addresses: only kernel QPs use them, and this
-        // driver has none yet.
-        MrMemory::Dma => Err(AccessError::Unsupported),
+        // The addresses are kernel virtual addresses (a kernel ULP's).
+        MrMemory::Dma => match io {
+            Io::Read(buf) => crate::sys::kva::read(va, buf),
+            Io::Write(buf) => crate::sys::kva::write(va, buf),
+        }
+        .map_err(|_| AccessError::OutOfBounds),
     }
 }
 

@@ -13,12 +13,16 @@
 
 pub(crate) mod complete;
 pub(crate) mod memory;
+pub(crate) mod post;
 pub(crate) mod respond;
 pub(crate) mod send;
 pub(crate) mod wire;
 
 use crate::{
-    abi::{cqe::Completion as Cqe, recv_wqe::RecvWqe, send_wqe::SendWqe as PostedWqe, values::WcStatus},
+    abi::{
+        cq::KernelWcExtra, cqe::Completion as Cqe, recv_wqe::RecvWqe, send_wqe::SendWqe as PostedWqe,
+        values::WcStatus,
+    },
     counters::Counter,
     device::RxeDevice,
     proto::{
@@ -26,13 +30,14 @@ use crate::{
         aeth::RnrTimer,
         packet::Packet,
         psn::Psn,
-        qp_attr::{QpAttrs, QpState},
+        qp_attr::{Network, QpAttrs, QpState},
         requester::{Requester, RequesterConfig},
         responder::{replies::ReplyQueue, AccessFlags, Responder, ResponderConfig},
         transport::{CompletionStatus, Mtu},
     },
     qp::{QpInner, RxeQp},
     abi::values::access,
+    sys::bindings,
 };
 use kernel::prelude::*;
 
@@ -239,9 +244,26 @@ pub(crate) fn transmit(rxe: &RxeDevice, qp: &RxeQp, ndev: &crate::sys::net::NetD
     out.send(rxe, qp);
 }
 
-/// Posts a receive-side completion, counting an overflow.
-pub(crate) fn post_recv_cqe(rxe: &RxeDevice, qp: &RxeQp, cqe: &Cqe, solicited: bool) {
-    if qp.ibqp.recv_cq().post(cqe, &Default::default(), solicited).is_err() {
+/// Posts a receive-side completion, counting an overflow. `network` is
+/// the packets' network for a message received (a kernel CQ reports it,
+/// as rxe does), `None` for a flushed WQE.
+pub(crate) fn post_recv_cqe(
+    rxe: &RxeDevice,
+    qp: &RxeQp,
+    cqe: &Cqe,
+    solicited: bool,
+    network: Option<Network>,
+) {
+    let extra = KernelWcExtra {
+        qp: qp.ibqp.cookie(),
+        network_hdr_type: match network {
+            None => 0,
+            Some(Network::Ipv4) => bindings::rdma_network_type_RDMA_NETWORK_IPV4 as u8,
+            Some(Network::Ipv6) => bindings::rdma_network_type_RDMA_NETWORK_IPV6 as u8,
+        },
+        ..Default::default()
+    };
+    if qp.ibqp.recv_cq().post(cqe, &extra, solicited).is_err() {
         rxe.counters.inc(Counter::SendErr);
         qp.ibqp.recv_cq().ibcq.error_event();
     }
@@ -249,7 +271,8 @@ pub(crate) fn post_recv_cqe(rxe: &RxeDevice, qp: &RxeQp, cqe: &Cqe, solicited: b
 
 /// Posts a send-side completion, counting an overflow.
 pub(crate) fn post_send_cqe(rxe: &RxeDevice, qp: &RxeQp, cqe: &Cqe) {
-    if qp.ibqp.send_cq().post(cqe, &Default::default(), false).is_err() {
+    let extra = KernelWcExtra { qp: qp.ibqp.cookie(), ..Default::default() };
+    if qp.ibqp.send_cq().post(cqe, &extra, false).is_err() {
         rxe.counters.inc(Counter::SendErr);
         qp.ibqp.send_cq().ibcq.error_event();
     }

@@ -357,7 +357,7 @@ fn run(
                 (CompletionStatus::Success, Some(f)) => Cqe::recv_error(wqe.wr_id, qp.body.qpn, f),
                 (s, _) => Cqe::recv_error(wqe.wr_id, qp.body.qpn, wc_status(s)),
             };
-            super::post_recv_cqe(rxe, qp, &cqe, pkt.bth.se);
+            super::post_recv_cqe(rxe, qp, &cqe, pkt.bth.se, Some(inner.attrs.av.network));
         }
         ResponderAction::SendAck { psn, syndrome, msn } => {
             queue_reply(rxe, inner, Reply::Ack { psn, syndrome, msn });

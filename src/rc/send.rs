@@ -123,7 +123,7 @@ fn take_wqes(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
         max_sge: caps.max_send_sge,
         max_inline: caps.max_inline_data,
         slot_size: inner.sq.ring.geometry().elem_size(),
-        origin: Origin::User,
+        origin: if qp.ibqp.is_user() { Origin::User } else { Origin::Kernel },
     };
     let pd = qp.ibqp.pd_id();
     while inner.rc.sending && inner.rc.requester.outstanding_wqes() < SQ_WINDOW {

@@ -110,6 +110,9 @@ impl Udata {
     }
 }
 
+/// `IB_WC_WITH_NETWORK_HDR_TYPE` of `enum ib_wc_flags`.
+const IB_WC_WITH_NETWORK_HDR_TYPE: c_int = 1 << 6;
+
 /// Fills a kernel work completion from a kernel CQ slot.
 pub(crate) fn fill_wc(wc: &mut bindings::ib_wc, k: &KernelCqe) {
     *wc = bindings::ib_wc::default();
@@ -132,6 +135,9 @@ pub(crate) fn fill_wc(wc: &mut bindings::ib_wc, k: &KernelCqe) {
     wc.smac = k.extra.smac;
     wc.vlan_id = k.extra.vlan_id;
     wc.network_hdr_type = k.extra.network_hdr_type;
+    if k.extra.network_hdr_type != 0 {
+        wc.wc_flags |= IB_WC_WITH_NETWORK_HDR_TYPE;
+    }
 }
 
 /// Borrows the driver CQ around an `ib_cq`.

@@ -186,7 +186,7 @@ fn write_attrs(a: &QpAttrs, caps: &QpCaps, has_rq: bool, attr: &mut bindings::ib
 ///
 /// `ibqp` heads a live [`RxeQp`] whose body `create_qp_callback`
 /// initialised.
-unsafe fn rxe_qp<'a>(ibqp: *mut bindings::ib_qp) -> &'a RxeQp {
+pub(super) unsafe fn rxe_qp<'a>(ibqp: *mut bindings::ib_qp) -> &'a RxeQp {
     // CAST: `ibqp` is the first field of the `#[repr(C)]` `RxeQp`.
     // SAFETY: Live and initialised by the caller's promise.
     unsafe { &*ibqp.cast::<RxeQp>() }
@@ -303,26 +303,6 @@ pub(super) unsafe extern "C" fn query_qp_callback(
     0
 }
 
-pub(super) unsafe extern "C" fn post_send_callback(
-    ibqp: *mut bindings::ib_qp,
-    wr: *const bindings::ib_send_wr,
-    bad_wr: *mut *const bindings::ib_send_wr,
-) -> c_int {
-    // SAFETY: ib_core passes a live QP of ours.
-    let (rxe, qp) = unsafe { (super::ib::rxe_of((*ibqp).device), rxe_qp(ibqp)) };
-    if qp.ibqp.is_user() {
-        // librxe's doorbell: the work requests are in the mapped SQ ring.
-        return from_result(|| crate::rc::send::doorbell(rxe, qp).map(|()| 0));
-    }
-    // Kernel work requests are not carried yet: refuse the first one
-    // rather than leave it unprocessed.
-    if !bad_wr.is_null() {
-        // SAFETY: `bad_wr` is the caller's out-pointer.
-        unsafe { *bad_wr = wr };
-    }
-    EOPNOTSUPP.to_errno()
-}
-
 /// Which requester timer a `timer_list` is.
 fn timer_fired(timer: *mut bindings::timer_list, kind: crate::rc::complete::TimerKind) {
     use crate::sys::timer::Timer;
@@ -403,6 +383,12 @@ unsafe impl crate::sys::skb::TxOwner for RxeQp {
 impl IbQp {
     fn as_ptr(&self) -> *mut bindings::ib_qp {
         self.0.get()
+    }
+
+    /// The `struct ib_qp *`, as the opaque cookie a kernel CQ hands back
+    /// in `ib_wc.qp`.
+    pub(crate) fn cookie(&self) -> u64 {
+        self.as_ptr() as usize as u64
     }
 
     /// Whether user space owns the QP (its rings are mapped by librxe).

@@ -164,4 +164,11 @@ impl IbSrq {
         // ib_core before `create_srq`.
         unsafe { bindings::rxe_glue_srq_limit_event(self.0.get()) };
     }
+
+    /// Whether a user process owns the SRQ (its ring is mapped there).
+    pub(crate) fn is_user(&self) -> bool {
+        // SAFETY: `uobject` is set by ib_core before `create_srq` for user
+        // SRQs and stays null for kernel ones.
+        unsafe { !(*self.0.get()).uobject.is_null() }
+    }
 }
