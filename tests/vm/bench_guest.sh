@@ -15,28 +15,11 @@ export RXE_DRIVER=$1
 set -u
 
 setup() {
-    ip netns add peer
-    ip link add veth-a address 02:00:00:00:00:0a type veth peer name veth-b address 02:00:00:00:00:0b
-    ip link set veth-b netns peer
-    ip addr add 10.0.0.1/24 dev veth-a
-    ip -n peer addr add 10.0.0.2/24 dev veth-b
-    ip link set veth-a up; ip -n peer link set lo up; ip -n peer link set veth-b up
-    rdma link add rxe0 type rxe netdev veth-a || return 1
-    ip netns exec peer rdma link add rxe1 type rxe netdev veth-b || return 1
-    wait_for 20 link_state_is rxe0 ACTIVE || return 1
-    wait_for 30 sh -c "grep -qs ffff:0a00:0001 /sys/class/infiniband/rxe0/ports/1/gids/*" || return 1
-    wait_for 30 ip netns exec peer sh -c \
-        "grep -qs ffff:0a00:0002 /sys/class/infiniband/rxe1/ports/1/gids/*" || return 1
-    g0=$(basename "$(grep -ls ffff:0a00:0001 /sys/class/infiniband/rxe0/ports/1/gids/* | sort -t/ -k9 -n | head -1)")
-    g1=$(ip netns exec peer sh -c "grep -ls ffff:0a00:0002 /sys/class/infiniband/rxe1/ports/1/gids/*" | sort -t/ -k9 -n | head -1)
-    g1=$(basename "$g1")
+    two_namespaces
 }
 
 teardown() {
-    rdma link del rxe0 2>/dev/null
-    ip netns exec peer rdma link del rxe1 2>/dev/null
-    ip netns delete peer 2>/dev/null
-    ip link del veth-a 2>/dev/null
+    two_namespaces_down
     rxe_unload >/dev/null 2>&1
 }
 

@@ -104,6 +104,52 @@ veth_pair() {
     ip link set veth-b up
 }
 
+# gid_index DEV PATTERN: index of DEV's first GID matching PATTERN, as seen
+# from the current namespace (one grep over the whole table: a process per
+# GID takes minutes under TCG).
+gid_index() {
+    local g
+    g=$(grep -ls "$2" /sys/class/infiniband/"$1"/ports/1/gids/* 2>/dev/null |
+        sort -t/ -k9 -n | head -1)
+    [ -n "$g" ] && basename "$g"
+}
+
+# two_namespaces [MTU]: the two-device topology of the data-path tests:
+# rxe0 on veth-a (10.0.0.1) here, rxe1 on veth-b (10.0.0.2) in namespace
+# "peer", the veth pair at MTU (default 1500), both ports ACTIVE with their
+# IPv4 GIDs, whose indices it sets in g0 and g1. Returns 1 on failure.
+two_namespaces() {
+    local mtu=${1:-1500}
+    ip netns add peer || return 1
+    ip link add veth-a address 02:00:00:00:00:0a mtu "$mtu" type veth \
+        peer name veth-b address 02:00:00:00:00:0b mtu "$mtu" || return 1
+    ip link set veth-b netns peer
+    ip addr add 10.0.0.1/24 dev veth-a
+    ip -n peer addr add 10.0.0.2/24 dev veth-b
+    ip link set lo up; ip link set veth-a up
+    ip -n peer link set lo up; ip -n peer link set veth-b up
+    rdma link add rxe0 type rxe netdev veth-a || return 1
+    ip netns exec peer rdma link add rxe1 type rxe netdev veth-b || return 1
+    wait_for 20 link_state_is rxe0 ACTIVE || return 1
+    wait_for 20 ip netns exec peer bash -c \
+        "rdma link show rxe1/1 | grep -q 'state ACTIVE '" || return 1
+    wait_for 30 gid_index rxe0 ffff:0a00:0001 || return 1
+    local in_peer
+    in_peer="$(declare -f gid_index); gid_index rxe1 ffff:0a00:0002"
+    wait_for 30 ip netns exec peer bash -c "$in_peer" || return 1
+    g0=$(gid_index rxe0 ffff:0a00:0001)
+    g1=$(ip netns exec peer bash -c "$in_peer")
+}
+
+# Undoes two_namespaces (whatever part of it was done).
+two_namespaces_down() {
+    rdma link del rxe0 2>/dev/null
+    ip netns exec peer rdma link del rxe1 2>/dev/null
+    ip netns delete peer 2>/dev/null
+    ip link del veth-a 2>/dev/null
+    true
+}
+
 # Does `rdma link show` show DEV/1 in STATE (ACTIVE or DOWN)?
 link_state_is() {
     rdma link show "$1/1" 2>/dev/null | grep -q "state $2 "

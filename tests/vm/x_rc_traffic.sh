@@ -43,33 +43,7 @@ command -v ibv_rc_pingpong >/dev/null || fail "ibverbs-utils missing"
 command -v ib_write_bw >/dev/null || fail "perftest missing"
 
 rxe_load || fail "modprobe rdma_rxe"
-ip netns add peer
-ip link add veth-a address 02:00:00:00:00:0a mtu 9000 type veth \
-    peer name veth-b address 02:00:00:00:00:0b mtu 9000
-ip link set veth-b netns peer
-ip addr add 10.0.0.1/24 dev veth-a
-ip -n peer addr add 10.0.0.2/24 dev veth-b
-ip link set lo up; ip link set veth-a up
-ip -n peer link set lo up; ip -n peer link set veth-b up
-expect "add rxe0" rdma link add rxe0 type rxe netdev veth-a
-expect "add rxe1 in peer" ip netns exec peer rdma link add rxe1 type rxe netdev veth-b
-wait_for 20 link_state_is rxe0 ACTIVE || fail "rxe0 not active"
-wait_for 20 ip netns exec peer bash -c \
-    "rdma link show rxe1/1 | grep -q 'state ACTIVE '" || fail "rxe1 not active"
-
-# gid_index DEV PATTERN: index of the first GID matching PATTERN (one grep
-# over the whole table: a process per GID takes minutes under TCG).
-gid_index() {
-    local g
-    g=$(grep -ls "$2" /sys/class/infiniband/"$1"/ports/1/gids/* 2>/dev/null |
-        sort -t/ -k9 -n | head -1)
-    [ -n "$g" ] && basename "$g"
-}
-wait_for 30 gid_index rxe0 ffff:0a00:0001 || fail "rxe0: no IPv4 GID"
-wait_for 30 ip netns exec peer bash -c \
-    "grep -qs ffff:0a00:0002 /sys/class/infiniband/rxe1/ports/1/gids/*" || fail "rxe1: no IPv4 GID"
-g0=$(gid_index rxe0 ffff:0a00:0001)
-g1=$(ip netns exec peer bash -c "$(declare -f gid_index); gid_index rxe1 ffff:0a00:0002")
+expect "two namespaces, rxe0 and rxe1, MTU 9000" two_namespaces 9000
 note "IPv4 GID index: rxe0 $g0, rxe1 $g1; active MTU $(ibv_devinfo -d rxe0 | awk '/active_mtu/{print $2}')"
 
 passed=0 failed=0 selected=0
@@ -184,10 +158,7 @@ run_topology
 topo=loop server_ns= sdev=rxe0 sgid=$g0 cdev=rxe0 cgid=$g0 host=10.0.0.1
 run_topology
 
-rdma link del rxe0
-ip netns exec peer rdma link del rxe1
-ip netns delete peer
-ip link del veth-a 2>/dev/null
+two_namespaces_down
 
 echo "$passed passed, $failed failed of $selected selected ($((SECONDS - start_all)) s, driver $RXE_DRIVER)"
 [ ${#failures[@]} = 0 ] || echo "failed: ${failures[*]}"
