@@ -4,12 +4,12 @@
 use rxe_proto::proto::aeth::{NakCode, Syndrome};
 use rxe_proto::proto::opcode::Position;
 use rxe_proto::proto::psn::Psn;
-use rxe_proto::proto::responder::replies::{Reply, ReplyPacket, ReplyQueue};
+use rxe_proto::proto::responder::replies::{OnePacket, Reply, ReplyPacket, ReplyQueue};
 use rxe_proto::proto::responder::resources::ReadReply;
 use rxe_proto::proto::transport::{Mtu, RemoteRange};
 
 fn ack(psn: u32) -> Reply {
-    Reply::Ack { psn: Psn::new(psn), syndrome: Syndrome::ACK, msn: psn }
+    Reply::One(OnePacket::Ack { psn: Psn::new(psn), syndrome: Syndrome::ACK, msn: psn })
 }
 
 fn read(psn: u32, len: u32) -> Reply {
@@ -20,7 +20,7 @@ fn read(psn: u32, len: u32) -> Reply {
 fn psn_of(p: &ReplyPacket) -> u32 {
     match p {
         ReplyPacket::ReadResponse(r) => r.psn.get(),
-        ReplyPacket::Ack { psn, .. } | ReplyPacket::AtomicAck { psn, .. } => psn.get(),
+        ReplyPacket::One(one) => one.psn().get(),
     }
 }
 
@@ -42,8 +42,7 @@ fn read_reply_is_sent_packet_by_packet_then_what_queued_behind_it() {
         .iter()
         .map(|p| match p {
             ReplyPacket::ReadResponse(r) => (r.psn.get(), Some(r.position)),
-            ReplyPacket::Ack { psn, .. } => (psn.get(), None),
-            ReplyPacket::AtomicAck { psn, .. } => (psn.get(), None),
+            ReplyPacket::One(one) => (one.psn().get(), None),
         })
         .collect();
     assert_eq!(shape, vec![(11, Some(Position::Middle)), (12, Some(Position::Last)), (13, None)]);
@@ -57,7 +56,11 @@ fn plain_acks_coalesce_but_naks_and_reads_keep_their_place() {
     assert!(q.push(ack(2)));
     assert!(q.push(ack(3)));
     assert_eq!(q.len(), 1);
-    let nak = Reply::Ack { psn: Psn::new(4), syndrome: Syndrome::Nak(NakCode::PsnSequenceError), msn: 3 };
+    let nak = Reply::One(OnePacket::Ack {
+        psn: Psn::new(4),
+        syndrome: Syndrome::Nak(NakCode::PsnSequenceError),
+        msn: 3,
+    });
     assert!(q.push(nak));
     assert!(q.push(ack(5)));
     assert!(q.push(read(6, 10)));
@@ -74,13 +77,13 @@ fn plain_acks_coalesce_but_naks_and_reads_keep_their_place() {
 fn full_queue_refuses_and_keeps_order_across_wrap() {
     let mut q = ReplyQueue::<2>::new();
     assert!(q.push(read(1, 1)));
-    assert!(q.push(Reply::AtomicAck { psn: Psn::new(2), orig: 9, msn: 2 }));
+    assert!(q.push(Reply::One(OnePacket::AtomicAck { psn: Psn::new(2), orig: 9, msn: 2 })));
     assert!(!q.push(read(3, 1)), "full");
     assert!(!q.push(ack(3)), "an ACK cannot coalesce into an atomic ACK");
     assert!(matches!(q.next_packet(), Some(ReplyPacket::ReadResponse(_))));
     assert!(q.push(ack(3)));
-    assert!(matches!(q.next_packet(), Some(ReplyPacket::AtomicAck { orig: 9, .. })));
-    assert!(matches!(q.next_packet(), Some(ReplyPacket::Ack { .. })));
+    assert!(matches!(q.next_packet(), Some(ReplyPacket::One(OnePacket::AtomicAck { orig: 9, .. }))));
+    assert!(matches!(q.next_packet(), Some(ReplyPacket::One(OnePacket::Ack { .. }))));
     assert_eq!(q.next_packet(), None);
 }
 
@@ -91,7 +94,7 @@ fn pop_front_abandons_the_rest_of_a_read() {
     assert!(q.push(ack(7)));
     assert!(q.next_packet().is_some());
     q.pop_front();
-    assert!(matches!(q.next_packet(), Some(ReplyPacket::Ack { .. })));
+    assert!(matches!(q.next_packet(), Some(ReplyPacket::One(OnePacket::Ack { .. }))));
     assert!(q.is_empty());
     q.push(read(8, 1));
     q.clear();

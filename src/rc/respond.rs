@@ -22,7 +22,7 @@ use crate::{
         packet::{ExtHeaders, Packet},
         opcode::Position,
         responder::{
-            replies::{Reply, ReplyPacket},
+            replies::{OnePacket, Reply, ReplyPacket},
             AccessError, PlaceTarget, ResponderAction, ResponderEnv,
         },
         transport::{AtomicArgs, AtomicOp, CompletionStatus, RemoteAccess, RemoteRange},
@@ -241,7 +241,7 @@ fn send_one_reply(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner, ndev: &NetDe
     };
     let path = Path::new(ndev, &inner.attrs, inner.src_port);
     match packet {
-        ReplyPacket::Ack { psn, syndrome, msn } => {
+        ReplyPacket::One(OnePacket::Ack { psn, syndrome, msn }) => {
             let bth = path.bth(Opcode::RcAcknowledge, psn, false, false);
             let ext = ExtHeaders {
                 aeth: Some(Aeth { syndrome, msn }),
@@ -249,7 +249,7 @@ fn send_one_reply(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner, ndev: &NetDe
             };
             let _ = path.emit(rxe, out, &bth, &ext, 0, |_| Ok(()));
         }
-        ReplyPacket::AtomicAck { psn, orig, msn } => {
+        ReplyPacket::One(OnePacket::AtomicAck { psn, orig, msn }) => {
             let bth = path.bth(Opcode::RcAtomicAcknowledge, psn, false, false);
             let ext = ExtHeaders {
                 aeth: Some(Aeth::ack(msn)),
@@ -360,10 +360,10 @@ fn run(
             super::post_recv_cqe(rxe, qp, &cqe, pkt.bth.se, Some(inner.attrs.av.network));
         }
         ResponderAction::SendAck { psn, syndrome, msn } => {
-            queue_reply(rxe, inner, Reply::Ack { psn, syndrome, msn });
+            queue_reply(rxe, inner, Reply::One(OnePacket::Ack { psn, syndrome, msn }));
         }
         ResponderAction::SendAtomicAck { psn, orig, msn } => {
-            queue_reply(rxe, inner, Reply::AtomicAck { psn, orig, msn });
+            queue_reply(rxe, inner, Reply::One(OnePacket::AtomicAck { psn, orig, msn }));
         }
         ResponderAction::SendReadResponses(reply) => queue_reply(rxe, inner, Reply::Read(reply)),
         // Counted from the responder's counters in `on_request`.

@@ -10,9 +10,9 @@ use crate::proto::aeth::Syndrome;
 use crate::proto::psn::Psn;
 use crate::proto::responder::resources::{ReadReply, ReadResponsePacket};
 
-/// A response the responder owes the requester.
+/// A reply that is a single packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Reply {
+pub enum OnePacket {
     /// An ACK or NAK (`RC_ACKNOWLEDGE`).
     Ack {
         /// BTH PSN.
@@ -31,6 +31,27 @@ pub enum Reply {
         /// AETH MSN.
         msn: u32,
     },
+}
+
+impl OnePacket {
+    /// The packet's PSN.
+    pub const fn psn(&self) -> Psn {
+        match self {
+            Self::Ack { psn, .. } | Self::AtomicAck { psn, .. } => *psn,
+        }
+    }
+
+    /// Whether this is a plain (positive) ACK, which a later one replaces.
+    const fn is_plain_ack(&self) -> bool {
+        matches!(self, Self::Ack { syndrome: Syndrome::Ack { .. }, .. })
+    }
+}
+
+/// A response the responder owes the requester.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reply {
+    /// An ACK, NAK or atomic ACK.
+    One(OnePacket),
     /// A READ reply, sent packet by packet.
     Read(ReadReply),
 }
@@ -38,24 +59,8 @@ pub enum Reply {
 /// One packet to build from the queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReplyPacket {
-    /// An ACK or NAK.
-    Ack {
-        /// BTH PSN.
-        psn: Psn,
-        /// AETH syndrome.
-        syndrome: Syndrome,
-        /// AETH MSN.
-        msn: u32,
-    },
-    /// An atomic ACK.
-    AtomicAck {
-        /// BTH PSN.
-        psn: Psn,
-        /// The value before the operation.
-        orig: u64,
-        /// AETH MSN.
-        msn: u32,
-    },
+    /// An ACK, NAK or atomic ACK.
+    One(OnePacket),
     /// One READ response packet.
     ReadResponse(ReadResponsePacket),
 }
@@ -102,9 +107,9 @@ impl<const N: usize> ReplyQueue<N> {
     /// Queues `reply` behind the others. Returns `false` (and queues
     /// nothing) when the queue is full; the requester's retry recovers.
     pub fn push(&mut self, reply: Reply) -> bool {
-        if let (Reply::Ack { syndrome: Syndrome::Ack { .. }, .. }, Some(last)) = (reply, self.last_mut()) {
-            if matches!(last, Reply::Ack { syndrome: Syndrome::Ack { .. }, .. }) {
-                *last = reply;
+        if let (Reply::One(new), Some(Reply::One(last))) = (reply, self.last_mut()) {
+            if new.is_plain_ack() && last.is_plain_ack() {
+                *last = new;
                 return true;
             }
         }
@@ -129,7 +134,7 @@ impl<const N: usize> ReplyQueue<N> {
             let Some(r) = old[(head + i) % N] else { continue };
             let stale = match r {
                 Reply::Read(read) => read.end_psn().after(from),
-                Reply::Ack { psn, .. } | Reply::AtomicAck { psn, .. } => !psn.before(from),
+                Reply::One(one) => !one.psn().before(from),
             };
             if !stale {
                 self.push(r);
@@ -153,16 +158,7 @@ impl<const N: usize> ReplyQueue<N> {
             }
             let front = self.slots[self.head].as_mut()?;
             let packet = match front {
-                Reply::Ack { psn, syndrome, msn } => Some(ReplyPacket::Ack {
-                    psn: *psn,
-                    syndrome: *syndrome,
-                    msn: *msn,
-                }),
-                Reply::AtomicAck { psn, orig, msn } => Some(ReplyPacket::AtomicAck {
-                    psn: *psn,
-                    orig: *orig,
-                    msn: *msn,
-                }),
+                Reply::One(one) => Some(ReplyPacket::One(*one)),
                 Reply::Read(reply) => {
                     let p = reply.next_packet().map(ReplyPacket::ReadResponse);
                     if reply.remaining_packets() > 0 {
