@@ -104,6 +104,18 @@ veth_pair() {
     ip link set veth-b up
 }
 
+# one_device: the driver loaded and rxe0 on veth-a (10.0.0.1, with veth-b
+# at 10.0.0.2 in the same namespace), its port ACTIVE with its IPv4 GID,
+# whose index it sets in g0. Fails the test on error.
+one_device() {
+    rxe_load || fail "modprobe rdma_rxe"
+    veth_pair
+    expect "add rxe0" rdma link add rxe0 type rxe netdev veth-a
+    wait_for 20 link_state_is rxe0 ACTIVE || fail "port not active"
+    wait_for 30 gid_index rxe0 ffff:0a00:0001 || fail "no IPv4 GID"
+    g0=$(gid_index rxe0 ffff:0a00:0001)
+}
+
 # gid_index DEV PATTERN: index of DEV's first GID matching PATTERN, as seen
 # from the current namespace (one grep over the whole table: a process per
 # GID takes minutes under TCG).

@@ -10,19 +10,13 @@
 
 ko=$RXE_LOGDIR/kmod/rxe_kverbs_test.ko
 [ -f "$ko" ] || fail "$ko missing (scripts/test.sh builds it on the host)"
-rxe_load || fail "modprobe"
-veth_pair
-expect "add rxe0" rdma link add rxe0 type rxe netdev veth-a
-wait_for 20 link_state_is rxe0 ACTIVE || fail "port not active"
-wait_for 30 sh -c "grep -qs ffff:0a00:0001 /sys/class/infiniband/rxe0/ports/1/gids/*" \
-    || fail "no IPv4 GID"
-g=$(basename "$(grep -ls ffff:0a00:0001 /sys/class/infiniband/rxe0/ports/1/gids/* | sort -t/ -k9 -n | head -1)")
+one_device
 
 kverbs() { # DESCRIPTION PARAMS...
     local what=$1; shift
     local before
     before=$(dmesg | wc -l)
-    if insmod "$ko" dev=rxe0 gid_index="$g" "$@"; then
+    if insmod "$ko" dev=rxe0 gid_index="$g0" "$@"; then
         rmmod rxe_kverbs_test
         note "ok: $what: $(dmesg | tail -n +$((before + 1)) | grep -o 'rxe_kverbs_test: PASS.*')"
     else

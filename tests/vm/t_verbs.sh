@@ -7,12 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 
 /usr/bin/python3 -c "import pyverbs" 2>/dev/null || fail "python3-pyverbs missing"
-rxe_load || fail "modprobe"
-veth_pair
-expect "add rxe0" rdma link add rxe0 type rxe netdev veth-a
-wait_for 10 link_state_is rxe0 ACTIVE || fail "port not active"
-wait_for 20 sh -c "grep -qs ffff:0a00:0001 /sys/class/infiniband/rxe0/ports/1/gids/*" \
-    || fail "no IPv4 GID"
+one_device
 for t in pd cq mr qp srq ah; do
     expect "$t" /usr/bin/python3 "$(dirname "$0")/t_$t.py"
     sed 's/^/    /' /tmp/expect.out

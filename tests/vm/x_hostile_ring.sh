@@ -47,12 +47,8 @@ if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ]; then
         fail "cannot build hostile_ring (libibverbs-dev missing?)"
 fi
 
-rxe_load || fail "modprobe rdma_rxe"
-veth_pair
-expect "add rxe0" rdma link add rxe0 type rxe netdev veth-a
-wait_for 20 link_state_is rxe0 ACTIVE || fail "port not active"
-wait_for 30 sh -c "grep -qs ffff:0a00:0001 /sys/class/infiniband/rxe0/ports/1/gids/*" || fail "no IPv4 GID"
-g=$(basename "$(grep -ls ffff:0a00:0001 /sys/class/infiniband/rxe0/ports/1/gids/* | sort -t/ -k9 -n | head -1)")
+one_device
+g=$g0
 note "rxe0 IPv4 GID index $g"
 
 if [ $# -gt 0 ]; then cases=("$@"); else mapfile -t cases < <("$bin" --list); fi
