@@ -93,8 +93,9 @@ pub(crate) fn enter_error(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
     for i in 0..held as u64 {
         let slot = (first_id.wrapping_add(i) % SQ_WINDOW as u64) as usize;
         if let Some(wqe) = rc.posted.get_mut(slot).and_then(Option::take) {
-            super::post_send_cqe(rxe, qp, &Cqe::flush(wqe.wr_id, qp.body.qpn));
+            // Slot released before the completion is visible, as always.
             inner.sq.ring.advance(&inner.sq.buf);
+            super::post_send_cqe(rxe, qp, &Cqe::flush(wqe.wr_id, qp.body.qpn));
         }
     }
     inner.rc.taken = 0;
@@ -112,8 +113,10 @@ pub(crate) fn flush_sq(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
         };
         let mut b = [0u8; 8];
         inner.sq.buf.read_bytes(off, &mut b);
+        // Slot released before the completion is visible, as always.
+        let advanced = inner.sq.ring.advance(&inner.sq.buf);
         super::post_send_cqe(rxe, qp, &Cqe::flush(u64::from_ne_bytes(b), qp.body.qpn));
-        if !inner.sq.ring.advance(&inner.sq.buf) {
+        if !advanced {
             break;
         }
     }
@@ -136,8 +139,9 @@ pub(crate) fn flush_rq(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
         };
         let mut b = [0u8; 8];
         rq.buf.read_bytes(off, &mut b);
+        let advanced = rq.ring.advance(&rq.buf);
         super::post_recv_cqe(rxe, qp, &Cqe::flush(u64::from_ne_bytes(b), qp.body.qpn), false, None);
-        if !rq.ring.advance(&rq.buf) {
+        if !advanced {
             break;
         }
     }

@@ -170,8 +170,10 @@ fn take_wqes(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
                     return;
                 }
                 let cqe = Cqe::send(wr_id, qp.body.qpn, status, opcode, 0);
-                super::post_send_cqe(rxe, qp, &cqe);
+                // The slot is free before its completion can be seen (see
+                // `RequesterAction::Complete`).
                 inner.sq.ring.advance(&inner.sq.buf);
+                super::post_send_cqe(rxe, qp, &cqe);
                 super::complete::enter_error(rxe, qp, inner);
                 return;
             }
@@ -310,11 +312,16 @@ fn run(
             if success && matches!(wqe.opcode, WrOpcode::Send | WrOpcode::SendWithImm | WrOpcode::SendWithInv) {
                 rxe.counters.inc(Counter::RdmaSends);
             }
+            // The SQ slot is released before the completion is posted: a
+            // process that polls the completion and posts again at once
+            // must find the slot free (librxe checks the consumer index;
+            // with one WR in the SQ, as `ib_read_lat` has, it saw the queue
+            // full and failed the post).
+            inner.sq.ring.advance(&inner.sq.buf);
             if signaled {
                 let cqe = Cqe::send(wqe.wr_id, qp.body.qpn, wc_status(c.status), wqe.opcode, c.byte_len);
                 super::post_send_cqe(rxe, qp, &cqe);
             }
-            inner.sq.ring.advance(&inner.sq.buf);
         }
         RequesterAction::ArmRetryTimer { usecs } => out.arm_retry_timer(usecs),
         RequesterAction::DisarmRetryTimer => out.disarm_retry_timer(),

@@ -139,6 +139,9 @@ run_topology() {
     pp rc_pingpong_events     "$T" ibv_rc_pingpong -c -s 4096 -e -n 20
     pp rc_pingpong_new_send   "$T" ibv_rc_pingpong -c -s 4096 -N -n 20
     pp srq_pingpong           "$T" ibv_srq_pingpong -c -s 4096 -n 5
+    # One READ in the SQ at a time, reposted as soon as it completes: the
+    # slot must be free when the completion is seen.
+    pt ib_read_lat_s2         "$T" ib_read_lat -s 2 -n 200
     pt ib_send_bw_all         "$TA" ib_send_bw "${all[@]}" -n 5
     pt ib_write_bw_all        "$TA" ib_write_bw "${all[@]}" -n 5
     pt ib_read_bw_all         "$TA" ib_read_bw "${all[@]}" -n 5
