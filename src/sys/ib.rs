@@ -261,6 +261,7 @@ fn device_ops() -> bindings::ib_device_ops {
         get_link_layer: Some(get_link_layer_callback),
         alloc_ucontext: Some(alloc_ucontext_callback),
         dealloc_ucontext: Some(dealloc_ucontext_callback),
+        disassociate_ucontext: Some(disassociate_ucontext_callback),
         alloc_pd: Some(alloc_pd_callback),
         dealloc_pd: Some(dealloc_pd_callback),
         create_cq: Some(super::cq::create_cq_callback),
@@ -390,6 +391,17 @@ unsafe extern "C" fn dealloc_ucontext_callback(uctx: *mut bindings::ib_ucontext)
     let rxe = unsafe { rxe_of((*uctx).device) };
     verbs::dealloc_ucontext(rxe);
 }
+
+/// Device removal with a process still holding a context (`rdma link del`
+/// while an rdma_cm listener or a pingpong server has the device open):
+/// ib_core destroys the context's objects through the destroy verbs and
+/// zaps the mappings it tracks, then calls this. Nothing is left for the
+/// driver to do: the ring pages a process may still have mapped are kept
+/// alive by the mapping's page references after the ring is freed, and
+/// nothing in the kernel reads them any more. With the hook present,
+/// ib_core no longer waits for every such process to exit before the
+/// device goes away, as with the C driver (which has the same empty hook).
+unsafe extern "C" fn disassociate_ucontext_callback(_uctx: *mut bindings::ib_ucontext) {}
 
 unsafe extern "C" fn alloc_pd_callback(pd: *mut bindings::ib_pd, _udata: *mut bindings::ib_udata) -> c_int {
     from_result(|| {
