@@ -42,6 +42,9 @@ pub(crate) struct AhBody {
     pub(crate) index: u32,
     /// Where packets go.
     pub(crate) av: AddressVector,
+    /// The AH's protection domain (a UD QP may only send through AHs of
+    /// its own PD).
+    pub(crate) pd: usize,
     /// The AH table's use and the data path's.
     #[pin]
     pub(crate) uses: UseCount,
@@ -54,20 +57,23 @@ impl Counted for RxeAh {
 }
 
 /// `create_ah`: takes an AH number, tells librxe about it, and returns
-/// the initialiser of the AH's body. A kernel caller that cannot sleep is
-/// refused: no kernel consumer uses this device yet (it does not offer
-/// `post_recv`), and the table allocates with `GFP_KERNEL`.
+/// the initialiser of the AH's body. A kernel caller that cannot sleep
+/// (ib_cm creates AHs under a spinlock, interrupts off) gets its number
+/// allocated with `GFP_ATOMIC`.
 pub(crate) fn create(
     rxe: &RxeDevice,
     av: AddressVector,
+    pd: usize,
     sleepable: bool,
     udata: Option<&Udata>,
 ) -> Result<(u32, impl PinInit<AhBody>)> {
-    if !sleepable {
-        return Err(EOPNOTSUPP);
-    }
     verbs::take_budget(&rxe.ah_count, params::MAX_AH)?;
-    let index = match rxe.ahs.reserve(1, params::MAX_AH) {
+    let reserved = if sleepable {
+        rxe.ahs.reserve(1, params::MAX_AH)
+    } else {
+        rxe.ahs.reserve_atomic(1, params::MAX_AH)
+    };
+    let index = match reserved {
         Ok(i) => i,
         Err(e) => {
             verbs::return_budget(&rxe.ah_count);
@@ -90,6 +96,7 @@ pub(crate) fn create(
     let body = pin_init!(AhBody {
         index,
         av,
+        pd,
         uses <- UseCount::new(),
     });
     Ok((index, body))
@@ -108,9 +115,16 @@ pub(crate) fn abandon(rxe: &RxeDevice, index: u32) {
     verbs::return_budget(&rxe.ah_count);
 }
 
-/// `destroy_ah`: unpublishes and waits for the data path to let go.
+/// `destroy_ah`: unpublishes. Never sleeps (a kernel caller may destroy
+/// with interrupts off): the data path reads an AH only under the table's
+/// lock ([`address_of`]), so once it is unpublished nothing touches it.
 pub(crate) fn destroy(rxe: &RxeDevice, ah: &RxeAh) {
     rxe.ahs.remove(ah.body.index);
-    ah.body.uses.drain();
+    ah.body.uses.drop_unheld();
     verbs::return_budget(&rxe.ah_count);
+}
+
+/// The address of AH `ah_num`, if it exists and belongs to PD `pd`.
+pub(crate) fn address_of(rxe: &RxeDevice, ah_num: u32, pd: usize) -> Option<AddressVector> {
+    rxe.ahs.read(ah_num, |ah| (ah.body.pd == pd).then_some(ah.body.av)).flatten()
 }

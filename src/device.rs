@@ -259,6 +259,11 @@ impl RxeDevice {
         }
     }
 
+    /// The port's active MTU in bytes: the largest UD message.
+    pub(crate) fn active_mtu_bytes(&self) -> u32 {
+        128 << self.active_mtu.load(Ordering::Relaxed).clamp(1, 5)
+    }
+
     /// Follows the netdev's MTU.
     fn set_mtu(&self, ndev_mtu: u32) {
         let mtu = IbMtu::for_netdev_mtu(ndev_mtu);

@@ -5,9 +5,8 @@
 //! `modify_qp` through ib_core's state table and rxe's attribute rules,
 //! `query_qp`, and destruction.
 //!
-//! Only RC QPs are created: the transport this driver implements is RC.
-//! UC, UD and the kernel's GSI QP are refused with `EOPNOTSUPP` until the
-//! data path carries them.
+//! RC, UD and the kernel's GSI QP (QP number 1, which ib_mad creates for
+//! the port) are created; UC is refused with `EOPNOTSUPP`.
 //!
 //! Locking: `QpBody::state` is a [`SpinLockBh`]: the data path runs in
 //! softirq (receive, timers) and in process context (the doorbell), and no
@@ -15,12 +14,14 @@
 //! re-enable bottom halves but must not run with IRQs off. The verbs here
 //! hold it only to copy attributes in or out. Ring
 //! buffers are dropped with the QP, after its uses have drained, never
-//! under the lock.
+//! under the lock. The SQ buffer lives outside the state lock: a kernel
+//! ULP posts into it under `QpBody::sq_post`, a `SpinLockIrq`, because
+//! ib_mad posts with interrupts off, where a BH lock may not be taken.
 
 use crate::{
     abi::{
         layout::CreateQpResp,
-        queue::{FromClient, QueueError, QueueGeometry, QueueSizing},
+        queue::{FromClient, QueueError, QueueGeometry, QueueSizing, SharedBuf},
         recv_wqe::recv_elem_size,
         send_wqe::sq_caps,
     },
@@ -46,8 +47,8 @@ use crate::{
     verbs,
 };
 use crate::{new_spinlock_bh, sys::lock::SpinLockBh};
-use core::sync::atomic::{AtomicBool, AtomicU32};
-use kernel::prelude::*;
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
+use kernel::{new_spinlock_irq, prelude::*, sync::SpinLockIrq};
 
 /// A queue pair. ib_core allocates it (`size_ib_qp`, zeroed) with the
 /// `ib_qp` first and frees it after `destroy_qp`.
@@ -78,7 +79,19 @@ pub(crate) struct QpBody {
     pub(crate) caps: QpCaps,
     /// `IB_SIGNAL_ALL_WR`: every send WQE completes with a CQE.
     pub(crate) sq_sig_all: bool,
-    /// Attributes and rings.
+    /// The send ring's buffer. Its consumer side (`QpInner::sq`) is under
+    /// `state`; a kernel ULP's producer side under `sq_post`.
+    pub(crate) sq_buf: QueueBuf,
+    /// The send ring's geometry.
+    pub(crate) sq_geometry: QueueGeometry,
+    /// Serialises a kernel ULP's posts to the SQ (and a QP reset's zeroing
+    /// of the slots). Interrupts off: ib_mad posts with them off.
+    #[pin]
+    pub(crate) sq_post: SpinLockIrq<()>,
+    /// The QP state as last set under `state`, for the post path, which
+    /// does not take `state` (a [`QpState`] value).
+    pub(crate) post_state: AtomicU8,
+    /// Attributes and the rest of the rings.
     #[pin]
     pub(crate) state: SpinLockBh<QpInner>,
     /// The QP table's use and the data path's.
@@ -109,6 +122,27 @@ pub(crate) const TX_INFLIGHT_HIGH: u32 = 64;
 /// Packets in flight below which a stopped requester starts again.
 pub(crate) const TX_INFLIGHT_LOW: u32 = 16;
 
+impl QpBody {
+    /// Records the state the post path checks; called under `state`
+    /// whenever the state changes.
+    pub(crate) fn set_post_state(&self, s: QpState) {
+        self.post_state.store(s as u8, Ordering::Release);
+    }
+
+    /// The state as last recorded by [`QpBody::set_post_state`].
+    pub(crate) fn post_state(&self) -> Option<QpState> {
+        QpState::from_raw(u32::from(self.post_state.load(Ordering::Acquire)))
+    }
+
+    /// The `wr_id` of the SQ slot at `off` (its first 8 bytes), for
+    /// completing a WQE that did not validate or is flushed.
+    pub(crate) fn sq_slot_wr_id(&self, off: usize) -> u64 {
+        let mut b = [0u8; 8];
+        self.sq_buf.read_bytes(off, &mut b);
+        u64::from_ne_bytes(b)
+    }
+}
+
 impl Counted for RxeQp {
     fn uses(&self) -> &UseCount {
         &self.body.uses
@@ -127,8 +161,8 @@ pub(crate) struct WorkQueue {
 pub(crate) struct QpInner {
     /// Attributes set by `modify_qp`.
     pub(crate) attrs: QpAttrs,
-    /// Send queue.
-    pub(crate) sq: WorkQueue,
+    /// Send queue consumer (its buffer is `QpBody::sq_buf`).
+    pub(crate) sq: FromClient,
     /// Receive queue (`None` with an SRQ).
     pub(crate) rq: Option<WorkQueue>,
     /// UDP source port of the QP's packets.
@@ -180,17 +214,22 @@ fn sizing_error(e: QueueError) -> Error {
     }
 }
 
-/// A ring of `sizing`, mappable by the caller of `udata`, with its header
-/// written.
-fn new_queue(sizing: &QueueSizing, udata: Option<&Udata>) -> Result<WorkQueue> {
+/// A ring buffer of `sizing`, mappable by the caller of `udata`, with its
+/// header written.
+fn new_buffer(sizing: &QueueSizing, udata: Option<&Udata>) -> Result<QueueBuf> {
     let buf = match udata {
         Some(u) => QueueBuf::new_user(sizing.buffer_bytes, u.ucontext()?)?,
         None => QueueBuf::new_kernel(sizing.buffer_bytes)?,
     };
     sizing.geometry.write_header(&buf, 0, 0);
+    Ok(buf)
+}
+
+/// A ring of `sizing` with its consumer (see [`new_buffer`]).
+fn new_queue(sizing: &QueueSizing, udata: Option<&Udata>) -> Result<WorkQueue> {
     Ok(WorkQueue {
         ring: FromClient::new(sizing.geometry),
-        buf,
+        buf: new_buffer(sizing, udata)?,
     })
 }
 
@@ -211,7 +250,10 @@ pub(crate) fn create(
         return Err(EOPNOTSUPP);
     }
     let qp_type = match QpType::from_raw(req.qp_type) {
-        Some(QpType::Rc) => QpType::Rc,
+        Some(t @ (QpType::Rc | QpType::Ud)) => t,
+        // Only ib_mad creates the GSI QP.
+        Some(QpType::Gsi) if udata.is_none() => QpType::Gsi,
+        Some(QpType::Gsi) => return Err(EINVAL),
         _ => return Err(EOPNOTSUPP),
     };
     if !req.has_cqs {
@@ -232,7 +274,12 @@ pub(crate) fn create(
     };
 
     verbs::take_budget(&rxe.qp_count, params::MAX_QP)?;
-    let qpn = match rxe.qps.reserve(params::MIN_QP_INDEX, params::MAX_QP_INDEX) {
+    // QP numbers 0 and 1 are the special QPs; the GSI QP is always 1.
+    let reserved = match qp_type {
+        QpType::Gsi => rxe.qps.reserve(1, 1).map_err(|_| EBUSY),
+        _ => rxe.qps.reserve(params::MIN_QP_INDEX, params::MAX_QP_INDEX),
+    };
+    let qpn = match reserved {
         Ok(qpn) => qpn,
         Err(e) => {
             verbs::return_budget(&rxe.qp_count);
@@ -240,7 +287,7 @@ pub(crate) fn create(
         }
     };
     let queues = (|| {
-        let sq = new_queue(&sq_sizing, udata)?;
+        let sq = new_buffer(&sq_sizing, udata)?;
         let rq = match &rq_sizing {
             Some(sizing) => Some(new_queue(sizing, udata)?),
             None => None,
@@ -249,7 +296,7 @@ pub(crate) fn create(
             let resp = CreateQpResp {
                 // All zero with an SRQ: librxe then maps no RQ.
                 rq_mi: rq.as_ref().and_then(|rq| rq.buf.mmap_info()).unwrap_or_default(),
-                sq_mi: sq.buf.mmap_info().unwrap_or_default(),
+                sq_mi: sq.mmap_info().unwrap_or_default(),
             };
             let mut bytes = [0u8; CreateQpResp::SIZE];
             resp.encode(&mut bytes).map_err(|_| EINVAL)?;
@@ -287,15 +334,21 @@ pub(crate) fn create(
             return Err(e);
         }
     };
+    let sq_geometry = sq_sizing.geometry;
+    let sq_ring = FromClient::new(sq_geometry);
     let body = pin_init!(QpBody {
         qpn,
         qp_type,
         caps,
         sq_sig_all,
+        sq_buf: sq,
+        sq_geometry,
+        sq_post <- new_spinlock_irq!((), "RxeQp::sq_post"),
+        post_state: AtomicU8::new(QpState::Reset as u8),
         state <- new_spinlock_bh!(
             QpInner {
                 attrs,
-                sq,
+                sq: sq_ring,
                 rq,
                 src_port,
                 rc,
@@ -364,8 +417,12 @@ impl RxeQp {
         if req.mask & crate::proto::qp_attr::mask::AV != 0 {
             inner.src_port = udp_source_port(req.av.flow_label, body.qpn, inner.attrs.dest_qpn);
         }
+        body.set_post_state(inner.attrs.state);
         if req.mask & crate::proto::qp_attr::mask::STATE != 0 && inner.attrs.state == QpState::Reset {
-            inner.sq.ring.reset(&inner.sq.buf);
+            {
+                let _posts = body.sq_post.lock();
+                inner.sq.reset(&body.sq_buf);
+            }
             if let Some(rq) = &inner.rq {
                 rq.ring.reset(&rq.buf);
             }

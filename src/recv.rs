@@ -7,7 +7,7 @@
 
 use crate::{
     counters::Counter,
-    proto::{icrc::IpHeader, packet::Packet},
+    proto::{icrc::IpHeader, packet::Packet, qp_attr::Network},
     sys::{bindings, ib, skb::RxDatagram},
 };
 use core::sync::atomic::{AtomicU64, Ordering};
@@ -75,7 +75,12 @@ fn receive(d: &RxDatagram<'_>) {
     let bytes = d.ip().len() + d.udp().len() + d.payload().len();
     rxe.counters.add(Counter::RcvdBytes, bytes as u64);
     let (src, dst) = addresses(&ip);
-    crate::rc::receive(&rxe, &qp, d.ndev(), &pkt, &src, &dst);
+    let network = match ip {
+        IpHeader::V4(_) => Network::Ipv4,
+        IpHeader::V6(_) => Network::Ipv6,
+    };
+    let from = crate::rc::Arrival { ip: d.ip(), network, src, dst };
+    crate::rc::receive(&rxe, &qp, d.ndev(), &pkt, &from);
 }
 
 /// Number of datagrams received and dropped for lack of a device or QP.

@@ -199,19 +199,40 @@ void rxe_glue_xa_init_alloc(struct xarray *xa)
 	xa_init_flags(xa, XA_FLAGS_ALLOC);
 }
 
-int rxe_glue_xa_reserve_cyclic(struct xarray *xa, u32 *id, u32 min, u32 max, u32 *next)
+int rxe_glue_xa_reserve_cyclic(struct xarray *xa, u32 *id, u32 min, u32 max, u32 *next,
+				bool atomic)
 {
-	return xa_alloc_cyclic_bh(xa, id, NULL, XA_LIMIT(min, max), next, GFP_KERNEL);
+	unsigned long flags;
+	int ret;
+
+	if (!atomic)
+		return xa_alloc_cyclic_bh(xa, id, NULL, XA_LIMIT(min, max), next, GFP_KERNEL);
+	xa_lock_irqsave(xa, flags);
+	ret = __xa_alloc_cyclic(xa, id, NULL, XA_LIMIT(min, max), next, GFP_ATOMIC);
+	xa_unlock_irqrestore(xa, flags);
+	return ret;
 }
 
 int rxe_glue_xa_publish(struct xarray *xa, unsigned long index, void *entry)
 {
-	return xa_err(xa_store_bh(xa, index, entry, GFP_KERNEL));
+	unsigned long flags;
+	void *old;
+
+	xa_lock_irqsave(xa, flags);
+	old = __xa_store(xa, index, entry, GFP_ATOMIC);
+	xa_unlock_irqrestore(xa, flags);
+	return xa_err(old);
 }
 
 void *rxe_glue_xa_erase(struct xarray *xa, unsigned long index)
 {
-	return xa_erase_bh(xa, index);
+	unsigned long flags;
+	void *old;
+
+	xa_lock_irqsave(xa, flags);
+	old = __xa_erase(xa, index);
+	xa_unlock_irqrestore(xa, flags);
+	return old;
 }
 
 unsigned long rxe_glue_xa_lock_irqsave(struct xarray *xa)

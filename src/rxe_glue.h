@@ -90,11 +90,19 @@ size_t rxe_glue_umem_num_pages(struct ib_umem *umem);
 size_t rxe_glue_umem_pages(struct ib_umem *umem, struct page **pages, size_t max);
 /* xa_init_flags(xa, XA_FLAGS_ALLOC). */
 void rxe_glue_xa_init_alloc(struct xarray *xa);
-/* xa_alloc_cyclic_bh() of a NULL (reserved) entry in [min, max], GFP_KERNEL. */
-int rxe_glue_xa_reserve_cyclic(struct xarray *xa, u32 *id, u32 min, u32 max, u32 *next);
-/* xa_err(xa_store_bh(xa, index, entry, GFP_KERNEL)). */
+/*
+ * Reserves a NULL entry in [min, max], cyclically: xa_alloc_cyclic_bh()
+ * with GFP_KERNEL, or, when @atomic (a caller that may not sleep, perhaps
+ * with interrupts off), under xa_lock_irqsave() with GFP_ATOMIC.
+ */
+int rxe_glue_xa_reserve_cyclic(struct xarray *xa, u32 *id, u32 min, u32 max, u32 *next,
+				bool atomic);
+/*
+ * Stores into a reserved slot (no allocation), under xa_lock_irqsave(): any
+ * context but hardirq, interrupts on or off.
+ */
 int rxe_glue_xa_publish(struct xarray *xa, unsigned long index, void *entry);
-/* xa_erase_bh(). */
+/* __xa_erase() under xa_lock_irqsave(), as rxe_glue_xa_publish(). */
 void *rxe_glue_xa_erase(struct xarray *xa, unsigned long index);
 /*
  * xa_lock_irqsave() / xa_unlock_irqrestore(): lookups run in softirq and

@@ -10,7 +10,7 @@ use rxe_proto::abi::layout::Sge;
 use rxe_proto::abi::queue::{FromClient, QueueGeometry};
 use rxe_proto::abi::recv_wqe::{recv_elem_size, RecvLimits, RecvWqe};
 use rxe_proto::abi::send_wqe::{
-    sq_caps, Origin, Payload, RemoteAddr, SendLimits, SendOp, SendWqe,
+    sq_caps, Origin, Payload, RemoteAddr, SendLimits, SendOp, SendWqe, UdDest,
 };
 use rxe_proto::abi::values::{send_flags, QpType, WrOpcode};
 
@@ -194,4 +194,41 @@ fn recv_reads_back_and_respects_limits() {
     }
     // Room again after the consumer moved on.
     post_recv(&ring, &buf, &post, 46, &sges()).unwrap();
+}
+
+#[test]
+fn datagram_destination_reads_back() {
+    // A GSI/UD send: the destination QP, Q_Key, P_Key index and AH number
+    // written from an `ib_ud_wr` come back out of the slot.
+    let mut q = sq(4);
+    q.parse.qp_type = QpType::Gsi;
+    let ud = UdDest { remote_qpn: 1, remote_qkey: 0x8001_0000, pkey_index: 0, ah_num: 42 };
+    let wr = KernelSendWr {
+        wr_id: 9,
+        opcode: WrOpcode::Send as u32,
+        send_flags: send_flags::SIGNALED,
+        remote: Remote::Datagram(ud),
+        ..Default::default()
+    };
+    post_send(&q.ring, &q.buf, &q.post, &wr, SendPayload::Sges(&sges()[..2])).unwrap();
+    match q.take().op {
+        SendOp::Send { ud: Some(got), imm: None, .. } => assert_eq!(got, ud),
+        other => panic!("not a UD send: {other:?}"),
+    }
+}
+
+#[test]
+fn datagram_without_address_handle_is_refused_by_the_data_path() {
+    // A null `ah` is posted as AH number 0, which validation refuses.
+    let q = sq(4);
+    let mut parse = q.parse;
+    parse.qp_type = QpType::Ud;
+    let wr = KernelSendWr {
+        opcode: WrOpcode::Send as u32,
+        remote: Remote::Datagram(UdDest { remote_qpn: 0x20, remote_qkey: 7, pkey_index: 0, ah_num: 0 }),
+        ..Default::default()
+    };
+    post_send(&q.ring, &q.buf, &q.post, &wr, SendPayload::Sges(&sges()[..1])).unwrap();
+    let off = q.ring.peek(&q.buf).unwrap();
+    assert!(SendWqe::read_from(&q.buf, off, &parse).is_err());
 }

@@ -308,3 +308,24 @@ fn kernel_producer_fills_to_capacity_and_wraps() {
         assert!(buf.get_u32(queue_hdr::PRODUCER_INDEX) <= geo.index_mask());
     }
 }
+
+#[test]
+fn kernel_producer_apart_from_consumer_sees_published_consumer_index() {
+    // A kernel ULP posts through its own copy of the ring (outside the lock
+    // that guards the consumer): room is judged by the consumer index the
+    // consumer published, not by the copy's private index.
+    let (geo, buf) = ring(3, 64); // 4 slots, capacity 3
+    let producer = FromClient::new(geo);
+    let mut consumer = FromClient::new(geo);
+    for lap in 0..5 {
+        for _ in 0..3 {
+            producer.free_slot(&buf).expect("room below capacity");
+            producer.publish(&buf);
+        }
+        assert_eq!(producer.free_slot(&buf), None, "lap {lap}: full");
+        assert!(consumer.advance(&buf));
+        assert!(producer.free_slot(&buf).is_some(), "lap {lap}: a slot consumed is free");
+        assert!(consumer.advance(&buf) && consumer.advance(&buf));
+        assert!(consumer.is_empty(&buf));
+    }
+}

@@ -11,9 +11,10 @@
 //! checked again when the data path takes the WQE out of the ring.
 
 use super::layout::{
-    put_u32, put_u64, recv_wqe, send_wqe, send_wr, DmaInfo, RawRecvWqe, RawSendWqe, RawSendWr, Sge,
+    put_u16, put_u32, put_u64, recv_wqe, send_wqe, send_wr, DmaInfo, RawRecvWqe, RawSendWqe, RawSendWr, Sge,
 };
 use super::queue::{FromClient, SharedBuf};
+use super::send_wqe::UdDest;
 use super::values::send_flags;
 
 /// Why a kernel work request was not posted.
@@ -27,7 +28,8 @@ pub enum PostError {
     InlineTooLong(usize),
 }
 
-/// The remote half of a send work request (`ib_rdma_wr`, `ib_atomic_wr`).
+/// The remote half of a send work request (`ib_rdma_wr`, `ib_atomic_wr`,
+/// `ib_ud_wr`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Remote {
     /// SEND and local operations.
@@ -51,6 +53,9 @@ pub enum Remote {
         /// Remote key.
         rkey: u32,
     },
+    /// A send on a UD or GSI QP: the destination QP, its Q_Key and the
+    /// number of the address handle to send through.
+    Datagram(UdDest),
 }
 
 /// A kernel send work request, read out of its `ib_send_wr`.
@@ -146,6 +151,12 @@ pub fn post_send<B: SharedBuf + ?Sized>(
             let _ = put_u64(&mut union, at(send_wr::ATOMIC_COMPARE_ADD), compare_add);
             let _ = put_u64(&mut union, at(send_wr::ATOMIC_SWAP), swap);
             let _ = put_u32(&mut union, at(send_wr::ATOMIC_RKEY), rkey);
+        }
+        Remote::Datagram(ud) => {
+            let _ = put_u32(&mut union, at(send_wr::UD_REMOTE_QPN), ud.remote_qpn);
+            let _ = put_u32(&mut union, at(send_wr::UD_REMOTE_QKEY), ud.remote_qkey);
+            let _ = put_u16(&mut union, at(send_wr::UD_PKEY_INDEX), ud.pkey_index);
+            let _ = put_u32(&mut union, at(send_wr::UD_AH_NUM), ud.ah_num);
         }
     }
     let mut flags = wr.send_flags;

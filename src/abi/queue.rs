@@ -298,11 +298,15 @@ impl FromClient {
 
     /// For a ring the kernel fills itself (a kernel ULP's SQ, RQ or SRQ):
     /// the offset of the free slot at the producer index, or `None` when
-    /// the ring is full. The caller writes the slot, then
-    /// [`publish`](Self::publish)es it, both under the lock that serialises
-    /// the ring's producers.
+    /// the ring is full (by the consumer index the consumer published, so
+    /// any copy of the consumer with the ring's geometry will do). The
+    /// caller writes the slot, then [`publish`](Self::publish)es it, both
+    /// under the lock that serialises the ring's producers.
     pub fn free_slot<B: SharedBuf + ?Sized>(&self, buf: &B) -> Option<usize> {
-        if self.count(buf) >= self.geo.capacity() {
+        // The consumer's published index, not `self.index`: the producer
+        // may run outside the lock that guards the consumer.
+        let consumer = self.geo.mask(buf.load_acquire_u32(queue_hdr::CONSUMER_INDEX));
+        if self.geo.mask(self.producer(buf).wrapping_sub(consumer)) >= self.geo.capacity() {
             return None;
         }
         Some(self.geo.slot_offset(self.producer(buf)))

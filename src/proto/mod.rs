@@ -10,6 +10,7 @@
 
 pub mod access;
 pub mod admission;
+pub mod datagram;
 pub mod aeth;
 pub mod error;
 pub mod headers;

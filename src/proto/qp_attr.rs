@@ -125,6 +125,11 @@ impl QpType {
     pub const fn is_connected(self) -> bool {
         matches!(self, QpType::Rc | QpType::Uc)
     }
+
+    /// Whether the QP sends datagrams (UD, and the GSI QP, which is UD).
+    pub const fn is_datagram(self) -> bool {
+        matches!(self, QpType::Ud | QpType::Gsi)
+    }
 }
 
 /// Which IP version a path uses (from the source GID's type).

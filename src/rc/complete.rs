@@ -78,6 +78,7 @@ pub(crate) fn timer_expired(rxe: &RxeDevice, qp: &RxeQp, ndev: &NetDevice, kind:
 /// with `WR_FLUSH_ERR`); an SRQ is shared and keeps its WQEs.
 pub(crate) fn enter_error(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
     inner.attrs.state = QpState::Err;
+    qp.body.set_post_state(QpState::Err);
     qp.body.retry_timer.cancel();
     qp.body.rnr_timer.cancel();
     let rc = &mut *inner.rc;
@@ -94,7 +95,7 @@ pub(crate) fn enter_error(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
         let slot = (first_id.wrapping_add(i) % SQ_WINDOW as u64) as usize;
         if let Some(wqe) = rc.posted.get_mut(slot).and_then(Option::take) {
             // Slot released before the completion is visible, as always.
-            inner.sq.ring.advance(&inner.sq.buf);
+            inner.sq.advance(&qp.body.sq_buf);
             super::post_send_cqe(rxe, qp, &Cqe::flush(wqe.wr_id, qp.body.qpn));
         }
     }
@@ -105,17 +106,15 @@ pub(crate) fn enter_error(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
 
 /// Flushes every SQ entry not taken by the requester (a QP in ERROR).
 pub(crate) fn flush_sq(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
-    use crate::abi::queue::SharedBuf;
     // Bounded by the ring size: user space may keep producing meanwhile.
-    for _ in 0..inner.sq.ring.geometry().slots() {
-        let Some(off) = inner.sq.ring.peek_nth(&inner.sq.buf, inner.rc.taken) else {
+    for _ in 0..inner.sq.geometry().slots() {
+        let Some(off) = inner.sq.peek_nth(&qp.body.sq_buf, inner.rc.taken) else {
             break;
         };
-        let mut b = [0u8; 8];
-        inner.sq.buf.read_bytes(off, &mut b);
+        let wr_id = qp.body.sq_slot_wr_id(off);
         // Slot released before the completion is visible, as always.
-        let advanced = inner.sq.ring.advance(&inner.sq.buf);
-        super::post_send_cqe(rxe, qp, &Cqe::flush(u64::from_ne_bytes(b), qp.body.qpn));
+        let advanced = inner.sq.advance(&qp.body.sq_buf);
+        super::post_send_cqe(rxe, qp, &Cqe::flush(wr_id, qp.body.qpn));
         if !advanced {
             break;
         }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The RC data path of one QP: the requester and responder machines of
-//! [`crate::proto`] bound to the QP's rings, memory, CQs and the network.
+//! The data path of one QP: for RC, the requester and responder machines
+//! of [`crate::proto`] bound to the QP's rings, memory, CQs and the
+//! network; UD and GSI QPs take the simpler path of [`datagram`].
 //!
 //! Every entry point (the doorbell in [`send`], a packet in
 //! [`respond`]/[`complete`], a timer) takes the QP's state lock, steps a
@@ -12,6 +13,7 @@
 //! not allowed).
 
 pub(crate) mod complete;
+pub(crate) mod datagram;
 pub(crate) mod memory;
 pub(crate) mod post;
 pub(crate) mod respond;
@@ -78,6 +80,8 @@ pub(crate) struct RcState {
     pub(crate) sending: bool,
     /// Whether the responder runs (RTR and later).
     pub(crate) receiving: bool,
+    /// The PSN of a UD QP's next packet.
+    pub(crate) datagram_psn: Psn,
 }
 
 impl RcState {
@@ -104,6 +108,7 @@ impl RcState {
                 recv_failed: None,
                 sending: false,
                 receiving: false,
+                datagram_psn: Psn::new(0),
             },
             GFP_KERNEL,
         )?)
@@ -199,6 +204,7 @@ pub(crate) fn state_changed(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner, ol
         QpState::Rts if old == QpState::Rtr => {
             let cfg = requester_config(&inner.attrs);
             inner.rc.requester.reset(cfg);
+            inner.rc.datagram_psn = inner.attrs.sq_psn;
             inner.rc.sending = true;
         }
         QpState::Err => complete::enter_error(rxe, qp, inner),
@@ -232,14 +238,20 @@ pub(crate) fn kick(qp: &RxeQp) {
     qp.body.tx_work.queue_on(crate::sys::work::tx_cpu(qp.body.qpn));
 }
 
-/// The QP's transmit work: responder replies, then the requester.
+/// The QP's transmit work: responder replies, then the requester; in
+/// ERROR, flushes what a kernel ULP posted since (with interrupts off, so
+/// the post could not flush it itself).
 pub(crate) fn transmit(rxe: &RxeDevice, qp: &RxeQp, ndev: &crate::sys::net::NetDevice) {
     let mut out = wire::Outbox::new();
     {
         let mut guard = qp.body.state.lock();
         let inner = &mut *guard;
-        respond::send_replies(rxe, qp, inner, ndev, &mut out);
-        send::pump(rxe, qp, inner, ndev, &mut out);
+        if inner.attrs.state == QpState::Err {
+            complete::flush_sq(rxe, qp, inner);
+        } else {
+            respond::send_replies(rxe, qp, inner, ndev, &mut out);
+            send::pump(rxe, qp, inner, ndev, &mut out);
+        }
     }
     out.send(rxe, qp);
 }
@@ -293,17 +305,30 @@ pub(crate) unsafe fn init() {
     unsafe { ATOMIC_LOCK.init() };
 }
 
+/// Where a received packet came from: its IP header, and the IP
+/// addresses as GIDs (IPv4 mapped).
+pub(crate) struct Arrival<'a> {
+    /// The IP header as received.
+    pub(crate) ip: &'a [u8],
+    /// IPv4 or IPv6.
+    pub(crate) network: Network,
+    /// Source address.
+    pub(crate) src: [u8; 16],
+    /// Destination address.
+    pub(crate) dst: [u8; 16],
+}
+
 /// A packet for `qp`, in softirq: admission (transport, state, peer,
-/// P_Key), then the responder or the completer. `src` and `dst` are the IP
-/// addresses as GIDs.
+/// P_Key, Q_Key), then the responder or the completer, or for a UD or GSI
+/// QP the datagram path.
 pub(crate) fn receive(
     rxe: &RxeDevice,
     qp: &RxeQp,
     ndev: &crate::sys::net::NetDevice,
     pkt: &Packet<'_>,
-    src: &[u8; 16],
-    dst: &[u8; 16],
+    from: &Arrival<'_>,
 ) {
+    let (src, dst) = (&from.src, &from.dst);
     let mut out = wire::Outbox::new();
     {
         let mut guard = qp.body.state.lock();
@@ -316,6 +341,9 @@ pub(crate) fn receive(
             path_local: inner.attrs.av.sgid,
         };
         match admit(pkt, &view, src, dst) {
+            Ok(Direction::Request) if qp.body.qp_type.is_datagram() => {
+                datagram::on_request(rxe, qp, inner, pkt, from.ip, from.network)
+            }
             Ok(Direction::Request) => respond::on_request(rxe, qp, inner, ndev, &mut out, pkt),
             Ok(Direction::Response) => complete::on_response(rxe, qp, inner, ndev, &mut out, pkt),
             Err(_) => {}

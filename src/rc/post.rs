@@ -4,7 +4,9 @@
 //! `ib_post_srq_recv` on kernel QPs and SRQs write each work request into
 //! the queue's kernel-owned ring in librxe's slot format
 //! ([`crate::abi::kernel_post`]); the data path then takes it out and
-//! validates it exactly as it does a user's. The state rules are rxe's:
+//! validates it exactly as it does a user's. Sends are written under the
+//! QP's `sq_post` lock, not its state lock, so that ib_mad may post with
+//! interrupts off (the caller then defers the transmit to the QP's work). The state rules are rxe's:
 //! sends need RTS or later (in ERROR they are flushed), receives INIT or
 //! later (in ERROR they are flushed), and a QP on an SRQ has no RQ to
 //! post to.
@@ -12,6 +14,7 @@
 use crate::{
     abi::kernel_post::{self, KernelSendWr, PostError, PostLimits, SendPayload},
     abi::layout::Sge,
+    abi::queue::FromClient,
     device::RxeDevice,
     proto::qp_attr::QpState,
     qp::RxeQp,
@@ -27,20 +30,26 @@ fn post_error(e: PostError) -> Error {
 }
 
 /// Writes one send work request into a kernel QP's SQ ring. The caller
-/// rings the doorbell ([`super::send::doorbell`]) after the last one.
+/// rings the doorbell ([`super::send::doorbell`]) after the last one, or
+/// queues the QP's transmit work ([`super::kick`]) when it may not.
 pub(crate) fn post_send(qp: &RxeQp, wr: &KernelSendWr, payload: SendPayload<'_>) -> Result {
-    let caps = &qp.body.caps;
-    let guard = qp.body.state.lock();
-    if !matches!(guard.attrs.state, QpState::Rts | QpState::Sqd | QpState::Sqe | QpState::Err) {
+    let body = &qp.body;
+    if !matches!(
+        body.post_state(),
+        Some(QpState::Rts | QpState::Sqd | QpState::Sqe | QpState::Err)
+    ) {
         return Err(EINVAL);
     }
-    let sq = &guard.sq;
     let limits = PostLimits {
-        max_sge: caps.max_send_sge,
-        max_inline: caps.max_inline_data,
-        slot_size: sq.ring.geometry().elem_size(),
+        max_sge: body.caps.max_send_sge,
+        max_inline: body.caps.max_inline_data,
+        slot_size: body.sq_geometry.elem_size(),
     };
-    kernel_post::post_send(&sq.ring, &sq.buf, &limits, wr, payload).map_err(post_error)
+    // The producer side needs only the geometry; the free-slot check reads
+    // the consumer's published index.
+    let producer = FromClient::new(body.sq_geometry);
+    let _posts = body.sq_post.lock();
+    kernel_post::post_send(&producer, &body.sq_buf, &limits, wr, payload).map_err(post_error)
 }
 
 /// Writes one receive work request into a kernel QP's RQ ring; in ERROR it

@@ -81,7 +81,7 @@ impl ResponderEnv for Env<'_> {
 /// (once; later calls return the copy) without consuming it. A WQE the ring
 /// holds but that does not validate gets no room, so the message completes
 /// with a length error instead of stalling the QP.
-fn peek_recv(qp: &RxeQp, rq: &Option<WorkQueue>, peeked: &mut Option<RecvWqe>) -> Option<RecvWqe> {
+pub(super) fn peek_recv(qp: &RxeQp, rq: &Option<WorkQueue>, peeked: &mut Option<RecvWqe>) -> Option<RecvWqe> {
     if let Some(w) = *peeked {
         return Some(w);
     }
@@ -125,7 +125,7 @@ fn slot_wr_id<B: crate::abi::queue::SharedBuf + ?Sized>(buf: &B, off: usize) -> 
 
 /// Consumes the receive WQE [`peek_recv`] copied; raises the SRQ limit
 /// event when an armed SRQ falls below its limit.
-fn consume_recv(qp: &RxeQp, inner: &mut QpInner) -> Option<RecvWqe> {
+pub(super) fn consume_recv(qp: &RxeQp, inner: &mut QpInner) -> Option<RecvWqe> {
     let wqe = inner.rc.peeked_recv.take()?;
     match (inner.rq.as_mut(), qp.ibqp.srq()) {
         (Some(rq), _) => {

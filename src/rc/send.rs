@@ -48,7 +48,7 @@ pub(crate) fn doorbell(rxe: &RxeDevice, qp: &RxeQp) -> Result {
                 Ok(())
             }
             QpState::Rts | QpState::Sqd | QpState::Sqe => {
-                if inner.rc.sending {
+                if inner.rc.sending && !qp.body.qp_type.is_datagram() {
                     take_wqes(rxe, qp, inner);
                 }
                 super::transmit_or_kick(rxe, qp, inner, &ndev, &mut out);
@@ -63,6 +63,9 @@ pub(crate) fn doorbell(rxe: &RxeDevice, qp: &RxeQp) -> Result {
 
 /// Takes new WQEs and lets the requester transmit until it stops.
 pub(crate) fn pump(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner, ndev: &NetDevice, out: &mut Outbox) {
+    if qp.body.qp_type.is_datagram() {
+        return super::datagram::pump(rxe, qp, inner, ndev, out);
+    }
     if !inner.rc.sending {
         return;
     }
@@ -103,15 +106,6 @@ pub(super) fn tx_room(qp: &RxeQp, out: &Outbox) -> u32 {
     0
 }
 
-/// The `wr_id` of the slot at `off` (the first 8 bytes), for completing a
-/// WQE that did not validate.
-fn slot_wr_id(inner: &QpInner, off: usize) -> u64 {
-    use crate::abi::queue::SharedBuf;
-    let mut b = [0u8; 8];
-    inner.sq.buf.read_bytes(off, &mut b);
-    u64::from_ne_bytes(b)
-}
-
 /// Copies new WQEs from the SQ ring to the requester while it has room. A
 /// WQE that is malformed, names memory the QP may not use, or asks for an
 /// operation RC does not carry completes with an error once everything
@@ -122,17 +116,17 @@ fn take_wqes(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
         qp_type: AbiQpType::Rc,
         max_sge: caps.max_send_sge,
         max_inline: caps.max_inline_data,
-        slot_size: inner.sq.ring.geometry().elem_size(),
+        slot_size: inner.sq.geometry().elem_size(),
         origin: if qp.ibqp.is_user() { Origin::User } else { Origin::Kernel },
     };
     let pd = qp.ibqp.pd_id();
     while inner.rc.sending && inner.rc.requester.outstanding_wqes() < SQ_WINDOW {
-        let Some(off) = inner.sq.ring.peek_nth(&inner.sq.buf, inner.rc.taken) else {
+        let Some(off) = inner.sq.peek_nth(&qp.body.sq_buf, inner.rc.taken) else {
             return;
         };
         let id = inner.rc.next_id;
-        let checked = PostedWqe::read_from(&inner.sq.buf, off, &limits)
-            .map_err(|e: SendWqeError| (slot_wr_id(inner, off), WrOpcode::Send, e.wc_status()))
+        let checked = PostedWqe::read_from(&qp.body.sq_buf, off, &limits)
+            .map_err(|e: SendWqeError| (qp.body.sq_slot_wr_id(off), WrOpcode::Send, e.wc_status()))
             .and_then(|w| {
                 let write = matches!(
                     w.opcode,
@@ -172,7 +166,7 @@ fn take_wqes(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
                 let cqe = Cqe::send(wr_id, qp.body.qpn, status, opcode, 0);
                 // The slot is free before its completion can be seen (see
                 // `RequesterAction::Complete`).
-                inner.sq.ring.advance(&inner.sq.buf);
+                inner.sq.advance(&qp.body.sq_buf);
                 super::post_send_cqe(rxe, qp, &cqe);
                 super::complete::enter_error(rxe, qp, inner);
                 return;
@@ -317,7 +311,7 @@ fn run(
             // must find the slot free (librxe checks the consumer index;
             // with one WR in the SQ, as `ib_read_lat` has, it saw the queue
             // full and failed the post).
-            inner.sq.ring.advance(&inner.sq.buf);
+            inner.sq.advance(&qp.body.sq_buf);
             if signaled {
                 let cqe = Cqe::send(wqe.wr_id, qp.body.qpn, wc_status(c.status), wqe.opcode, c.byte_len);
                 super::post_send_cqe(rxe, qp, &cqe);

@@ -16,7 +16,7 @@ use crate::{
         opcode::Opcode,
         packet::{fill_icrc, packet_len, write_headers, ExtHeaders},
         psn::Psn,
-        qp_attr::{Network, QpAttrs},
+        qp_attr::{AddressVector, Network, QpAttrs},
     },
     sys::{
         net::NetDevice,
@@ -130,17 +130,22 @@ pub(crate) struct Path<'a> {
 impl<'a> Path<'a> {
     /// The QP's primary path out of `ndev`.
     pub(crate) fn new(ndev: &'a NetDevice, attrs: &'a QpAttrs, src_port: u16) -> Path<'a> {
+        Path::to(ndev, &attrs.av, src_port, attrs.dest_qpn)
+    }
+
+    /// A path to QP `dest_qp` at `av` (an address handle's, for UD).
+    pub(crate) fn to(ndev: &'a NetDevice, av: &'a AddressVector, src_port: u16, dest_qp: u32) -> Path<'a> {
         Path {
             route: Route {
                 ndev,
-                ipv6: attrs.av.network == Network::Ipv6,
-                sgid: &attrs.av.sgid,
-                dgid: &attrs.av.dgid,
-                traffic_class: attrs.av.traffic_class,
-                hop_limit: attrs.av.hop_limit,
+                ipv6: av.network == Network::Ipv6,
+                sgid: &av.sgid,
+                dgid: &av.dgid,
+                traffic_class: av.traffic_class,
+                hop_limit: av.hop_limit,
                 src_port,
             },
-            dest_qp: attrs.dest_qpn,
+            dest_qp,
         }
     }
 

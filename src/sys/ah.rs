@@ -42,7 +42,9 @@ pub(super) unsafe extern "C" fn create_ah_callback(
         // SAFETY: `ah_attr` is valid for the call (see above).
         let av = super::qp::read_av(unsafe { &*init.ah_attr })?;
         let sleepable = init.flags & bindings::rdma_create_ah_flags_RDMA_CREATE_AH_SLEEPABLE != 0;
-        let (index, body) = crate::ah::create(rxe, av, sleepable, udata)?;
+        // SAFETY: ib_core set the AH's PD before the call.
+        let pd = unsafe { (*ibah).pd } as usize;
+        let (index, body) = crate::ah::create(rxe, av, pd, sleepable, udata)?;
         let ah = ibah.cast::<RxeAh>();
         // SAFETY: The driver part of the zeroed object is memory ib_core
         // never touches or moves; it is initialised once here and dropped
@@ -75,8 +77,7 @@ pub(super) unsafe extern "C" fn query_ah_callback(
 
 pub(super) unsafe extern "C" fn destroy_ah_callback(ibah: *mut bindings::ib_ah, _flags: u32) -> c_int {
     // SAFETY: ib_core destroys only AHs that `create_ah` initialised, once.
-    // Every AH is a user AH (kernel callers are refused at create), so the
-    // caller may sleep while the drain waits.
+    // Destroying does not sleep, so the caller's context does not matter.
     let (rxe, ah) = unsafe { (super::ib::rxe_of((*ibah).device), rxe_ah(ibah)) };
     crate::ah::destroy(rxe, ah);
     // SAFETY: Initialised in `create_ah_callback`; unpublished and drained,

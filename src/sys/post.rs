@@ -11,16 +11,19 @@
 //! driver); the SGE and remote addresses in them are checked again where
 //! they are used ([`super::kva`]).
 //!
-//! Posting with hard interrupts off is refused (`EINVAL`, nothing
-//! posted): the QP lock disables bottom halves only, and releasing it with
-//! interrupts off is not allowed (`local_bh_enable`). The ULPs that run on
-//! soft-RoCE post from process or softirq context.
+//! Sends may be posted with hard interrupts off (ib_mad does, under its
+//! send queue's `spin_lock_irqsave`): they are written under the QP's
+//! interrupt-safe `sq_post` lock and the transmit is left to the QP's work
+//! item, as the QP lock disables bottom halves only and may not be taken
+//! with interrupts off (`local_bh_enable`). Receives with interrupts off
+//! are refused (`EINVAL`, nothing posted); ib_mad posts them from process
+//! context.
 
 use super::{bindings, kva, qp::rxe_qp, srq::rxe_srq};
 use crate::abi::{
     kernel_post::{KernelSendWr, Remote, SendPayload},
     layout::Sge,
-    send_wqe::MAX_INLINE_DATA,
+    send_wqe::{UdDest, MAX_INLINE_DATA},
     sge::MAX_SGE,
     values::{send_flags, WrOpcode},
 };
@@ -73,17 +76,50 @@ unsafe fn read_remote(wr: *const bindings::ib_send_wr, opcode: u32) -> Remote {
     }
 }
 
+/// The destination of a send on a UD or GSI QP.
+///
+/// # Safety
+///
+/// `wr` is the `wr` of a live `ib_ud_wr` whose `ah`, if not null, is an AH
+/// of this device that lives for the call (ib_verbs.h's contract).
+unsafe fn read_datagram(wr: *const bindings::ib_send_wr) -> Remote {
+    // SAFETY: By the caller's promise the request heads an `ib_ud_wr`.
+    let u = unsafe { &*wr.cast::<bindings::ib_ud_wr>() };
+    let ah_num = if u.ah.is_null() {
+        // Refused by the data path (no AH 0): the WR completes in error.
+        0
+    } else {
+        // SAFETY: An AH of ours, live for the call (caller's promise),
+        // whose body `create_ah` initialised.
+        unsafe { (*u.ah.cast::<crate::ah::RxeAh>()).body.index }
+    };
+    Remote::Datagram(UdDest {
+        remote_qpn: u.remote_qpn,
+        remote_qkey: u.remote_qkey,
+        pkey_index: u.pkey_index,
+        ah_num,
+    })
+}
+
 /// Posts one kernel send work request with its SGEs.
 ///
 /// # Safety
 ///
-/// `wr` is a live `ib_send_wr` as [`read_remote`] requires, its `sg_list`
-/// holding `num_sge` entries.
+/// `wr` is a live `ib_send_wr` as [`read_remote`] requires (on a UD or GSI
+/// QP, as [`read_datagram`] requires), its `sg_list` holding `num_sge`
+/// entries.
 #[inline(never)]
 unsafe fn post_one_send(qp: &crate::qp::RxeQp, wr: *const bindings::ib_send_wr) -> Result {
     // SAFETY: Live by the caller's promise.
     let w = unsafe { &*wr };
     let opcode = w.opcode;
+    let remote = if qp.body.qp_type.is_datagram() {
+        // SAFETY: The caller's promise.
+        unsafe { read_datagram(wr) }
+    } else {
+        // SAFETY: The caller's promise.
+        unsafe { read_remote(wr, opcode) }
+    };
     let request = KernelSendWr {
         // SAFETY: Both union members are 64 bits; the bits are the cookie.
         wr_id: unsafe { w.__bindgen_anon_1.wr_id },
@@ -91,8 +127,7 @@ unsafe fn post_one_send(qp: &crate::qp::RxeQp, wr: *const bindings::ib_send_wr) 
         send_flags: w.send_flags as u32,
         // SAFETY: Both union members are 32 bits; their bytes are stored.
         ex: unsafe { w.ex.invalidate_rkey }.to_ne_bytes(),
-        // SAFETY: The caller's promise.
-        remote: unsafe { read_remote(wr, opcode) },
+        remote,
     };
     if request.send_flags & send_flags::INLINE != 0 {
         // SAFETY: The caller's promise.
@@ -137,11 +172,17 @@ pub(super) unsafe extern "C" fn post_send_callback(
         // librxe's doorbell: the work requests are in the mapped SQ ring.
         return from_result(|| crate::rc::send::doorbell(rxe, qp).map(|()| 0));
     }
-    if irqs_off() {
-        // SAFETY: `bad_wr` is the caller's out-pointer.
-        unsafe { *bad_wr = wr };
-        return EINVAL.to_errno();
-    }
+    // With interrupts off the doorbell (which takes the QP lock) is left
+    // to the QP's transmit work.
+    let deferred = irqs_off();
+    let ring = |qp| {
+        if deferred {
+            crate::rc::kick(qp);
+            Ok(())
+        } else {
+            crate::rc::send::doorbell(rxe, qp)
+        }
+    };
     let mut cur = wr;
     while !cur.is_null() {
         // SAFETY: A kernel caller passes a chain of live work requests.
@@ -150,13 +191,13 @@ pub(super) unsafe extern "C" fn post_send_callback(
             // substitutes a dummy for a null one).
             unsafe { *bad_wr = cur };
             // Requests before this one are posted: send them.
-            let _ = crate::rc::send::doorbell(rxe, qp);
+            let _ = ring(qp);
             return e.to_errno();
         }
         // SAFETY: As above.
         cur = unsafe { (*cur).next };
     }
-    from_result(|| crate::rc::send::doorbell(rxe, qp).map(|()| 0))
+    from_result(|| ring(qp).map(|()| 0))
 }
 
 /// Reads a receive work request: its cookie and SGEs.

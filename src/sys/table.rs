@@ -72,6 +72,13 @@ impl UseCount {
         self.put();
         self.drained.wait_for_completion();
     }
+
+    /// Drops the table's use of an object that no data path ever holds
+    /// (one read only under the table's lock, [`IndexTable::read`]): there
+    /// is nothing to wait for, so this never sleeps.
+    pub(crate) fn drop_unheld(&self) {
+        self.put();
+    }
 }
 
 /// An object that lives in an [`IndexTable`].
@@ -113,13 +120,23 @@ impl<T: Counted> IndexTable<T> {
     }
 
     /// Reserves a free number in `[min, max]`, after the last one handed
-    /// out (wrapping). A full range is `ENOMEM`.
+    /// out (wrapping). A full range is `ENOMEM`. May sleep.
     pub(crate) fn reserve(&self, min: u32, max: u32) -> Result<u32> {
+        self.reserve_in(min, max, false)
+    }
+
+    /// [`IndexTable::reserve`] for a caller that may not sleep (perhaps
+    /// with interrupts off): allocates with `GFP_ATOMIC`.
+    pub(crate) fn reserve_atomic(&self, min: u32, max: u32) -> Result<u32> {
+        self.reserve_in(min, max, true)
+    }
+
+    fn reserve_in(&self, min: u32, max: u32, atomic: bool) -> Result<u32> {
         let mut id = 0u32;
         // SAFETY: Initialised table (invariant); `next` is only used under
         // the lock the call takes.
         let ret = unsafe {
-            bindings::rxe_glue_xa_reserve_cyclic(self.xa.get(), &mut id, min, max, self.next.get())
+            bindings::rxe_glue_xa_reserve_cyclic(self.xa.get(), &mut id, min, max, self.next.get(), atomic)
         };
         match ret {
             0 | 1 => Ok(id),
@@ -172,6 +189,22 @@ impl<T: Counted> IndexTable<T> {
             });
             bindings::rxe_glue_xa_unlock_irqrestore(self.xa.get(), flags);
             found
+        }
+    }
+
+    /// Runs `f` on the object at `index` under the table's lock, without
+    /// taking a use: for objects whose removal must not wait (an AH, which
+    /// a kernel caller may destroy with interrupts off). `f` must be short
+    /// and must not sleep or take a table lock. Any context but hardirq.
+    pub(crate) fn read<R>(&self, index: u32, f: impl FnOnce(&T) -> R) -> Option<R> {
+        // SAFETY: Initialised table. Under the lock no entry can be
+        // removed, so a found object is live until the unlock.
+        unsafe {
+            let flags = bindings::rxe_glue_xa_lock_irqsave(self.xa.get());
+            let entry = bindings::xa_load(self.xa.get(), index as _).cast::<T>();
+            let result = NonNull::new(entry).map(|obj| f(obj.as_ref()));
+            bindings::rxe_glue_xa_unlock_irqrestore(self.xa.get(), flags);
+            result
         }
     }
 

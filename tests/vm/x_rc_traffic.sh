@@ -1,7 +1,8 @@
 #!/bin/bash
-# RC traffic through the stock tools: libibverbs' ibv_rc_pingpong and
-# ibv_srq_pingpong, and perftest's ib_{send,write,read}_{bw,lat}, in two
-# topologies:
+# RC and UD traffic and rdma_cm connections through the stock tools:
+# libibverbs' ibv_rc_pingpong, ibv_srq_pingpong and ibv_ud_pingpong,
+# perftest's ib_{send,write,read}_{bw,lat}, and librdmacm's rping, udaddy
+# and ucmatose, in two topologies:
 #   ns/    two devices: rxe1 on veth-b in namespace "peer" (server) and rxe0
 #          on veth-a here (client), joined by the veth pair;
 #   loop/  one device talking to itself: server and client both on rxe0, the
@@ -9,7 +10,11 @@
 # Per topology: ibv_rc_pingpong -c at 1, 4096 and 1048576 bytes, with path
 # MTU 256 and 4096, with -e (CQ events) and -N (new send API);
 # ibv_srq_pingpong -c; ib_send_bw, ib_write_bw, ib_read_bw, ib_send_lat,
-# ib_write_lat, ib_read_lat each with -a (2 B to 8 MiB); ib_write_bw -q 16.
+# ib_write_lat, ib_read_lat each with -a (2 B to 8 MiB); ib_write_bw -q 16;
+# ibv_ud_pingpong -c at 1024 and 4096 bytes (the port MTU) and with -e;
+# rping -V (RC through rdma_cm: its connection needs ib_cm's MADs on the
+# GSI QP, QP1), udaddy (UD QPs set up through rdma_cm's SIDR exchange on the
+# GSI QP) and ucmatose (RC through rdma_cm, the librdmacm way).
 # Iteration counts are small (TCG). Every server and client runs under
 # timeout(1), so a hung data path fails the test instead of hanging it
 # (RXE_TRAFFIC_TIMEOUT seconds per client, default 240; the -a runs get
@@ -22,7 +27,8 @@
 # 4096 packets would not fit a 1500-byte veth).
 #
 # Named x_ because the whole matrix takes over half an hour per driver under
-# TCG; the suite runs a subset through t_rc.sh. Run it by hand with
+# TCG; the suite runs subsets through t_rc.sh (RC) and t_ud.sh (UD and
+# rdma_cm). Run it by hand with
 # RXE_DRIVER=c or rust in the guest:
 #   x_rc_traffic.sh [REGEX]    run only the tests whose name matches REGEX,
 #                              e.g. 'ns/' or 'loop/ib_read' or 'pingpong'
@@ -41,6 +47,7 @@ mkdir -p "$logs"
 
 command -v ibv_rc_pingpong >/dev/null || fail "ibverbs-utils missing"
 command -v ib_write_bw >/dev/null || fail "perftest missing"
+command -v rping >/dev/null || fail "rdmacm-utils missing"
 
 rxe_load || fail "modprobe rdma_rxe"
 expect "two namespaces, rxe0 and rxe1, MTU 9000" two_namespaces 9000
@@ -56,15 +63,28 @@ backlog_drops() { # packets dropped for a full backlog queue, all CPUs
     echo $d
 }
 
-listening() { # NS PORT
+listening() { # NS PORT: a TCP socket listens on PORT in NS (or here)
     if [ -n "$1" ]; then ip netns exec "$1" ss -Htln "sport = :$2"
     else ss -Htln "sport = :$2"; fi | grep -q ":$2"
+}
+
+# cm_listening NS PORT: an rdma_cm ID listens on PORT (an rdma_cm port, no
+# socket: ss cannot see it). rdma_cm lists the IDs bound to a device, which
+# a listener bound to an address is, and the devices are shared by all
+# namespaces, so NS does not matter.
+cm_listening() {
+    rdma resource show cm_id 2>/dev/null |
+        grep -Eq "state LISTEN .*src-addr [0-9.]+:$2( |\$)"
 }
 
 # run_pair NAME TIMEOUT CHECK SERVER... -- CLIENT...: start the server (in
 # $server_ns if set), wait until it listens on $port, run the client, and
 # pass if both exit 0 (and, if CHECK is "chk", no side reported invalid
-# data). The commands get the port from $port.
+# data). The commands get the port from $port. A caller may set, for the
+# call: ready, the function that tells the server listens (default
+# listening); listen_port, the port it listens on (default $port);
+# client_lines, "N REGEX": the client must print exactly N lines matching
+# REGEX.
 run_pair() {
     local name=$1 t=$2 chk=$3; shift 3
     local server=() client=()
@@ -79,8 +99,9 @@ run_pair() {
     echo "+ ${client[*]}" > "$clog"
     "${ns_exec[@]}" timeout -k 5 $((t + 60)) "${server[@]}" >> "$slog" 2>&1 &
     local spid=$! ok=true why= listen_s=- client_s=-
-    if ! wait_for 120 listening "$server_ns" "$port"; then
-        ok=false why="server did not listen on $port"
+    local lport=${listen_port:-$port}
+    if ! wait_for 120 "${ready:-listening}" "$server_ns" "$lport"; then
+        ok=false why="server did not listen on $lport"
     else
         listen_s=$((SECONDS - start))
         timeout -k 5 "$t" "${client[@]}" >> "$clog" 2>&1
@@ -96,8 +117,13 @@ run_pair() {
     kill "$spid" 2>/dev/null
     wait "$spid"; local src=$?
     $ok && [ $src != 0 ] && { ok=false; why="server exit $src"; }
-    if $ok && [ "$chk" = chk ] && grep -qi "invalid data" "$slog" "$clog"; then
+    if $ok && [ "$chk" = chk ] && grep -Eqi "invalid data|data mismatch" "$slog" "$clog"; then
         ok=false why="buffer check reported invalid data"
+    fi
+    if $ok && [ -n "${client_lines:-}" ]; then
+        local want=${client_lines%% *} re=${client_lines#* } got
+        got=$(grep -Ec "$re" "$clog")
+        [ "$got" = "$want" ] || { ok=false; why="client printed $got lines matching '$re', not $want"; }
     fi
     port=$((port + 1))
     if $ok; then
@@ -129,6 +155,12 @@ pt() {
         "$prog" -d "$sdev" -x "$sgid" -p "$port" -F "$@" $pt_extra -- \
         "$prog" -d "$cdev" -x "$cgid" -p "$port" -F "$@" $pt_extra "$host"
 }
+# cm NAME TIMEOUT LISTEN_PORT SERVER... -- CLIENT...: a librdmacm example;
+# the server listens on LISTEN_PORT through rdma_cm, with no TCP socket.
+cm() {
+    local name=$1 t=$2 listen_port=$3 ready=cm_listening; shift 3
+    run_pair "$topo/$name" "$t" chk "$@"
+}
 
 run_topology() {
     pp rc_pingpong_s1         "$T" ibv_rc_pingpong -c -s 1 -n 20
@@ -153,6 +185,25 @@ run_topology() {
     # driver then fails a WRITE with status 9 (REM_INV_REQ) in both
     # topologies: a bug of its retransmission path, not what this checks.
     pt ib_write_bw_q16        "$T" ib_write_bw -q 16 -n 5 -u 20
+    # UD: a send is one packet, up to the port MTU (4096 here).
+    pp ud_pingpong            "$T" ibv_ud_pingpong -c -s 1024 -n 100
+    pp ud_pingpong_s4096      "$T" ibv_ud_pingpong -c -s 4096 -n 100
+    pp ud_pingpong_events     "$T" ibv_ud_pingpong -c -s 1024 -e -n 100
+    # rdma_cm: addresses, not devices. Without -P the rping server takes
+    # one connection and exits once the client disconnects; -V makes the
+    # client compare each echo, -v print it (20 lines, counted). The
+    # client's CQ thread ends on the flushed receive of its disconnected
+    # QP: a missing flush completion or CQ event hangs it.
+    client_lines="20 ^ping data: rdma-ping-" cm rping "$T" "$port" \
+        rping -s -a "$host" -p "$port" -C 20 -S 1000 -V -- \
+        rping -c -a "$host" -p "$port" -C 20 -S 1000 -V -v
+    # udaddy has no port option: its port is 7174 (in rdma_cm's UDP space).
+    cm udaddy "$T" 7174 \
+        udaddy -b "$host" -C 10 -S 1024 -- \
+        udaddy -s "$host" -C 10 -S 1024
+    cm ucmatose "$T" "$port" \
+        ucmatose -b "$host" -p "$port" -C 10 -- \
+        ucmatose -s "$host" -p "$port" -C 10
 }
 
 start_all=$SECONDS
