@@ -2,7 +2,9 @@
 # Not under /var/cache: virtme-ng mounts a tmpfs there in the guest, which
 # must see the kernel tree (for its modules).
 RXE_CACHE=${RXE_CACHE:-/opt/rxe-rs}
-export PATH=/usr/lib/llvm-19/bin:$HOME/.cargo/bin:$PATH
+# vng runs virtme-ng's other commands (virtme-run) by name: its venv's bin
+# must be on PATH.
+export PATH=$RXE_CACHE/venv/bin:/usr/lib/llvm-19/bin:$HOME/.cargo/bin:$PATH
 # The kernel is built with Debian's rustc (the version its Rust support
 # wants); the host crate with the machine's rustup toolchain, whose clippy
 # must read what its rustc compiled. So RUSTC is not exported: a cargo that
