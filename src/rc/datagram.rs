@@ -13,8 +13,8 @@ use super::{memory, wire::{BuildFailure, Outbox, Path}};
 use crate::{
     abi::{
         cqe::{Completion as Cqe, CqeEx},
-        send_wqe::{Origin, SendLimits, SendOp, SendWqe as PostedWqe},
-        values::{send_flags, QpType as AbiQpType, WcStatus, WrOpcode},
+        send_wqe::{SendOp, SendWqe as PostedWqe},
+        values::{send_flags, WcStatus, WrOpcode},
     },
     counters::Counter,
     device::RxeDevice,
@@ -23,7 +23,7 @@ use crate::{
         headers::{Deth, ImmDt},
         opcode::Opcode,
         packet::{ExtHeaders, Packet},
-        qp_attr::{Network, QpType},
+        qp_attr::Network,
     },
     qp::{QpInner, RxeQp},
     sys::net::NetDevice,
@@ -37,13 +37,7 @@ pub(crate) fn pump(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner, ndev: &NetD
         return;
     }
     let body = &qp.body;
-    let limits = SendLimits {
-        qp_type: if body.qp_type == QpType::Gsi { AbiQpType::Gsi } else { AbiQpType::Ud },
-        max_sge: body.caps.max_send_sge,
-        max_inline: body.caps.max_inline_data,
-        slot_size: inner.sq.geometry().elem_size(),
-        origin: if qp.ibqp.is_user() { Origin::User } else { Origin::Kernel },
-    };
+    let limits = super::send::send_limits(qp, inner);
     // Bounded by the ring size: the producer may keep posting meanwhile.
     for _ in 0..inner.sq.geometry().slots() {
         if super::send::tx_room(qp, out) == 0 {

@@ -17,7 +17,7 @@ use crate::{
     proto::{
         headers::{Ieth, ImmDt},
         packet::ExtHeaders,
-        qp_attr::QpState,
+        qp_attr::{QpState, QpType},
         requester::{RequesterAction, RequesterCounters, RequesterEvent},
         work_request::{requester_wqe, NotTransport},
     },
@@ -106,19 +106,29 @@ pub(super) fn tx_room(qp: &RxeQp, out: &Outbox) -> u32 {
     0
 }
 
+/// What a send WQE of `qp` is validated against.
+pub(super) fn send_limits(qp: &RxeQp, inner: &QpInner) -> SendLimits {
+    let body = &qp.body;
+    SendLimits {
+        qp_type: match body.qp_type {
+            QpType::Rc => AbiQpType::Rc,
+            QpType::Uc => AbiQpType::Uc,
+            QpType::Ud => AbiQpType::Ud,
+            QpType::Gsi => AbiQpType::Gsi,
+        },
+        max_sge: body.caps.max_send_sge,
+        max_inline: body.caps.max_inline_data,
+        slot_size: inner.sq.geometry().elem_size(),
+        origin: if qp.ibqp.is_user() { Origin::User } else { Origin::Kernel },
+    }
+}
+
 /// Copies new WQEs from the SQ ring to the requester while it has room. A
 /// WQE that is malformed, names memory the QP may not use, or asks for an
 /// operation RC does not carry completes with an error once everything
 /// before it has completed, and moves the QP to ERROR (as rxe).
 fn take_wqes(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
-    let caps = &qp.body.caps;
-    let limits = SendLimits {
-        qp_type: AbiQpType::Rc,
-        max_sge: caps.max_send_sge,
-        max_inline: caps.max_inline_data,
-        slot_size: inner.sq.geometry().elem_size(),
-        origin: if qp.ibqp.is_user() { Origin::User } else { Origin::Kernel },
-    };
+    let limits = send_limits(qp, inner);
     let pd = qp.ibqp.pd_id();
     while inner.rc.sending && inner.rc.requester.outstanding_wqes() < SQ_WINDOW {
         let Some(off) = inner.sq.peek_nth(&qp.body.sq_buf, inner.rc.taken) else {
