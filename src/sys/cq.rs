@@ -207,9 +207,10 @@ pub(super) unsafe extern "C" fn resize_cq_callback(
     udata: *mut bindings::ib_udata,
 ) -> c_int {
     from_result(|| {
-        // SAFETY: ib_core passes a live CQ of ours and the call's udata.
-        let (rxe, cq, udata) =
-            unsafe { (super::ib::rxe_of((*ibcq).device), rxe_cq(ibcq), Udata::from_raw(udata)) };
+        // SAFETY: ib_core passes a live CQ of ours.
+        let (rxe, cq) = unsafe { (super::ib::rxe_of((*ibcq).device), rxe_cq(ibcq)) };
+        // SAFETY: ib_core passes the call's udata, live for the call.
+        let udata = unsafe { Udata::from_raw(udata) };
         cq.resize(rxe, cqe, udata)?;
         Ok(0)
     })

@@ -260,8 +260,7 @@ pub(super) unsafe extern "C" fn modify_qp_callback(
     from_result(|| {
         // SAFETY: ib_core passes a live QP of ours and the attributes, with
         // the source GID attributes it resolved held for the call.
-        let (rxe, qp, attr) =
-            unsafe { (super::ib::rxe_of((*ibqp).device), rxe_qp(ibqp), &*attr) };
+        let (rxe, qp, attr) = unsafe { (super::ib::rxe_of((*ibqp).device), rxe_qp(ibqp), &*attr) };
         let req = read_request(attr, attr_mask as u32)?;
         qp.modify(rxe, &req)?;
         Ok(0)
