@@ -16,14 +16,15 @@ use kernel::prelude::*;
 /// Datagrams dropped because no device or queue pair could take them.
 static DROPPED_NO_QP: AtomicU64 = AtomicU64::new(0);
 
-/// The UDP tunnel `encap_rcv` callback. Returning 0 tells UDP the skb was
-/// consumed.
+/// The UDP tunnel `encap_rcv` callback, and the receive end of the
+/// loopback path ([`crate::sys::skb::loopback_init`]). Returning 0 tells
+/// UDP the skb was consumed.
 pub(crate) unsafe extern "C" fn udp_encap_recv(
     _sk: *mut bindings::sock,
     skb: *mut bindings::sk_buff,
 ) -> c_int {
-    // SAFETY: UDP hands the skb over to the encapsulation handler, in an
-    // RCU read section (softirq).
+    // SAFETY: UDP (or the loopback path's BH work) hands the skb over, in
+    // an RCU read section (softirq).
     match unsafe { RxDatagram::take(skb) } {
         Some(datagram) => receive(&datagram),
         None => {

@@ -374,11 +374,70 @@ void *rxe_glue_skb_destructor_arg(struct sk_buff *skb)
 	return skb_shinfo(skb)->destructor_arg;
 }
 
+/* Packets the loopback path holds at most; more are dropped (send errors). */
+#define RXE_GLUE_LOOPBACK_MAX 8192
+/* Packets one run of the loopback work hands over before it yields. */
+#define RXE_GLUE_LOOPBACK_BATCH 64
+
+static struct sk_buff_head rxe_glue_loopback_queue;
+static struct work_struct rxe_glue_loopback_work;
+static int (*rxe_glue_loopback_rcv)(struct sock *sk, struct sk_buff *skb);
+
+static void rxe_glue_loopback_fn(struct work_struct *work)
+{
+	struct sk_buff *skb;
+	int n = 0;
+
+	/* BH work: softirq context, as the UDP encapsulation callback. */
+	rcu_read_lock();
+	while (n++ < RXE_GLUE_LOOPBACK_BATCH &&
+	       (skb = skb_dequeue(&rxe_glue_loopback_queue)))
+		rxe_glue_loopback_rcv(NULL, skb);
+	rcu_read_unlock();
+	if (!skb_queue_empty_lockless(&rxe_glue_loopback_queue))
+		queue_work(system_bh_highpri_wq, &rxe_glue_loopback_work);
+}
+
+void rxe_glue_loopback_init(int (*rcv)(struct sock *sk, struct sk_buff *skb))
+{
+	skb_queue_head_init(&rxe_glue_loopback_queue);
+	INIT_WORK(&rxe_glue_loopback_work, rxe_glue_loopback_fn);
+	rxe_glue_loopback_rcv = rcv;
+}
+
+void rxe_glue_loopback_exit(void)
+{
+	disable_work_sync(&rxe_glue_loopback_work);
+	skb_queue_purge(&rxe_glue_loopback_queue);
+}
+
+/*
+ * Makes @skb look as UDP hands a datagram to the encapsulation callback
+ * (data at the UDP header, the network header before it, dev the loopback
+ * device, so the receive side finds the port by destination address) and
+ * queues it.
+ */
+static int rxe_glue_loopback_send(struct sk_buff *skb)
+{
+	if (skb_queue_len_lockless(&rxe_glue_loopback_queue) >= RXE_GLUE_LOOPBACK_MAX) {
+		kfree_skb(skb);
+		return -ENOBUFS;
+	}
+	skb->dev = skb_dst(skb)->dev;
+	__skb_pull(skb, skb_transport_offset(skb));
+	skb->pkt_type = PACKET_HOST;
+	skb_queue_tail(&rxe_glue_loopback_queue, skb);
+	queue_work(system_bh_highpri_wq, &rxe_glue_loopback_work);
+	return 0;
+}
+
 int rxe_glue_tx_send(struct sk_buff *skb, bool ipv6)
 {
 	struct net *net = dev_net(skb_dst(skb)->dev);
 	int err;
 
+	if (skb_dst(skb)->dev->flags & IFF_LOOPBACK)
+		return rxe_glue_loopback_send(skb);
 	if (ipv6)
 		err = ip6_local_out(net, NULL, skb);
 	else

@@ -133,8 +133,21 @@ int rxe_glue_tx_route4(struct sk_buff *skb, struct net_device *ndev, const u8 *s
 /* Same for IPv6 (flow label 0). */
 int rxe_glue_tx_route6(struct sk_buff *skb, struct net_device *ndev, const u8 *saddr,
 		       const u8 *daddr, u8 tclass, u8 hop_limit, u16 sport, u8 **iph);
-/* ip_local_out() / ip6_local_out(); consumes @skb. Returns 0 or a negative errno. */
+/*
+ * Sends @skb and consumes it. A packet whose route ends in this host (its
+ * dst device is the loopback device: to the port's own address, or another
+ * port's in the same namespace) takes rxe's loopback path: it skips the IP
+ * stack and the backlog, is queued here and handed to the receive callback
+ * given to rxe_glue_loopback_init() from BH work, so the receiver's work
+ * never nests in the sender's and the packet's destructor runs once it is
+ * processed. Any other packet goes to ip_local_out() / ip6_local_out().
+ * Returns 0 or a negative errno.
+ */
 int rxe_glue_tx_send(struct sk_buff *skb, bool ipv6);
+/* Sets the receive function of the loopback path (module init, once). */
+void rxe_glue_loopback_init(int (*rcv)(struct sock *sk, struct sk_buff *skb));
+/* Stops the loopback path and frees what it holds (module exit, after every device is gone). */
+void rxe_glue_loopback_exit(void);
 
 /*
  * Receive. Linearizes a datagram handed to the UDP encapsulation callback

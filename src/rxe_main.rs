@@ -56,6 +56,8 @@ impl kernel::Module for RxeModule {
         unsafe { device::init() };
         // SAFETY: Module init runs once, before any device exists.
         unsafe { rc::init() };
+        // SAFETY: Once, at init, before any device (so any packet) exists.
+        unsafe { sys::skb::loopback_init(recv::udp_encap_recv) };
         // SAFETY: Module init runs once; `exit` in `drop` balances it.
         unsafe { netns::init() }?;
         // SAFETY: Registered once here, unregistered in `drop`.
@@ -78,6 +80,8 @@ impl Drop for RxeModule {
         unsafe { NETDEV_NOTIFIER.unregister() };
         // SAFETY: `netns::init` succeeded in `init`.
         unsafe { netns::exit() };
+        // SAFETY: Once, at exit; every device, so every QP, is gone.
+        unsafe { sys::skb::loopback_exit() };
         pr_info!("unloaded ({} datagrams had no queue pair)\n", recv::dropped_no_qp());
     }
 }

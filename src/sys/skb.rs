@@ -147,9 +147,34 @@ impl TxSkb {
     }
 }
 
+/// Starts rxe's loopback path: a packet routed to this host (to the
+/// port's own address, or another port's in the same namespace) skips the
+/// IP stack and reaches `rcv` from BH work, as UDP would hand it to the
+/// encapsulation callback; its [`TxOwner`] is told once it is processed.
+///
+/// # Safety
+///
+/// Called once, from module init, before any packet is sent.
+pub(crate) unsafe fn loopback_init(rcv: unsafe extern "C" fn(*mut bindings::sock, *mut bindings::sk_buff) -> c_int) {
+    // SAFETY: Called once before any packet is sent (our contract).
+    unsafe { bindings::rxe_glue_loopback_init(Some(rcv)) };
+}
+
+/// Stops the loopback path and frees the packets it still holds.
+///
+/// # Safety
+///
+/// Called once, from module exit, after every device (and so every QP
+/// that could send) is gone.
+pub(crate) unsafe fn loopback_exit() {
+    // SAFETY: No packet can be sent any more (our contract).
+    unsafe { bindings::rxe_glue_loopback_exit() };
+}
+
 /// What a sent packet belongs to: told when the stack frees it, which for
 /// the local stack is when the receiving end takes it off its backlog
-/// (`ip_rcv` orphans it). A QP counts its packets in flight with this and
+/// (`ip_rcv` orphans it), and on the loopback path once the receiver has
+/// processed it. A QP counts its packets in flight with this and
 /// stops transmitting while too many are queued.
 ///
 /// # Safety
