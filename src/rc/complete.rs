@@ -75,7 +75,9 @@ pub(crate) fn timer_expired(rxe: &RxeDevice, qp: &RxeQp, ndev: &NetDevice, kind:
 
 /// Moves the QP to ERROR: the requester's WQEs, the SQ entries not yet
 /// taken, the receive WQE being filled and the RQ are flushed (completions
-/// with `WR_FLUSH_ERR`); an SRQ is shared and keeps its WQEs.
+/// with `WR_FLUSH_ERR`); an SRQ is shared and keeps its WQEs, and the QP
+/// raises `IB_EVENT_QP_LAST_WQE_REACHED` instead: it will take no more of
+/// them (IBTA 11.5.3; `ib_drain_qp` of a QP on an SRQ waits for it).
 pub(crate) fn enter_error(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
     inner.attrs.state = QpState::Err;
     qp.body.set_post_state(QpState::Err);
@@ -102,6 +104,10 @@ pub(crate) fn enter_error(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
     inner.rc.taken = 0;
     flush_sq(rxe, qp, inner);
     flush_rq(rxe, qp, inner);
+    if qp.ibqp.srq().is_some() && !inner.rc.last_wqe_raised {
+        inner.rc.last_wqe_raised = true;
+        qp.ibqp.last_wqe_reached();
+    }
 }
 
 /// Flushes every SQ entry not taken by the requester (a QP in ERROR).

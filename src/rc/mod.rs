@@ -82,6 +82,9 @@ pub(crate) struct RcState {
     pub(crate) receiving: bool,
     /// The PSN of a UD QP's next packet.
     pub(crate) datagram_psn: Psn,
+    /// `IB_EVENT_QP_LAST_WQE_REACHED` was raised for this stay in ERROR
+    /// (a QP on an SRQ raises it once per entry; RESET re-arms it).
+    pub(crate) last_wqe_raised: bool,
 }
 
 impl RcState {
@@ -109,6 +112,7 @@ impl RcState {
                 sending: false,
                 receiving: false,
                 datagram_psn: Psn::new(0),
+                last_wqe_raised: false,
             },
             GFP_KERNEL,
         )?)
@@ -185,6 +189,7 @@ pub(crate) fn state_changed(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner, ol
             let rc = &mut inner.rc;
             rc.sending = false;
             rc.receiving = false;
+            rc.last_wqe_raised = false;
             rc.taken = 0;
             rc.next_id = 0;
             rc.peeked_recv = None;

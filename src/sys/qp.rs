@@ -421,6 +421,20 @@ impl IbQp {
         }
     }
 
+    /// Raises `IB_EVENT_QP_LAST_WQE_REACHED` through the QP's event
+    /// handler, if any. Any context (ib_core's handler completes the
+    /// drain's completion; uverbs queues an async event with GFP_ATOMIC).
+    pub(crate) fn last_wqe_reached(&self) {
+        // SAFETY: The QP is live; ib_core set its handler and context
+        // before `create_qp` and keeps them until it is destroyed.
+        unsafe {
+            bindings::rxe_glue_qp_event(
+                self.as_ptr(),
+                bindings::ib_event_type_IB_EVENT_QP_LAST_WQE_REACHED,
+            )
+        };
+    }
+
     /// The identity of the QP's protection domain (compared with an MR's).
     pub(crate) fn pd_id(&self) -> usize {
         // SAFETY: `pd` is set by ib_core before `create_qp` and not changed.

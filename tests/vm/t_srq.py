@@ -2,17 +2,20 @@
 the capacities rxe reports, the mapped ring (librxe posts into it; a full
 ring refuses), resize with posted WQEs carried over, the limit, the
 attribute checks, RC QPs attached to an SRQ, and a process that exits with
-SRQs open. Values read back are written to $RXE_LOGDIR/srq-$RXE_DRIVER.txt
-for cmp_srq.sh. The limit event needs traffic and is not tested here."""
+SRQs open, and the Last WQE Reached event of a QP on an SRQ that enters
+ERROR (ib_drain_qp and user space wait for it). Values read back are
+written to $RXE_LOGDIR/srq-$RXE_DRIVER.txt for cmp_srq.sh. The limit event
+needs traffic and is not tested here."""
 import errno
 import os
+import subprocess
 import sys
 from pyverbs.device import Context
 from pyverbs.pd import PD
 from pyverbs.cq import CQ
 from pyverbs.mr import MR
 from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
-from pyverbs.qp import QP, QPCap, QPInitAttr
+from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
 from pyverbs.wr import RecvWR, SGE
 from pyverbs.pyverbs_error import PyverbsError, PyverbsRDMAError
 import pyverbs.enums as e
@@ -49,7 +52,26 @@ if len(sys.argv) > 1 and sys.argv[1] == "--exit-with-open-srqs":
     # interpreter shutdown is arbitrary and has segfaulted), cleans up.
     os._exit(0)
 
-# Not before the exit above: that run must not truncate the record.
+if len(sys.argv) > 1 and sys.argv[1] == "--last-wqe-event":
+    # An RC QP on an SRQ moved to INIT, then ERROR: its context must get
+    # IBV_EVENT_QP_LAST_WQE_REACHED. get_async_event blocks, so the parent
+    # runs this in a process it can time out.
+    s = srq(10)
+    qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq, srq=s,
+                           cap=QPCap(max_send_wr=4, max_recv_wr=0, max_send_sge=1, max_recv_sge=0)))
+    attr = QPAttr(qp_state=e.IBV_QPS_INIT)
+    attr.pkey_index = 0
+    attr.port_num = 1
+    attr.qp_access_flags = e.IBV_ACCESS_LOCAL_WRITE
+    qp.modify(attr, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT | e.IBV_QP_ACCESS_FLAGS)
+    qp.modify(QPAttr(qp_state=e.IBV_QPS_ERR), e.IBV_QP_STATE)
+    ev = ctx.get_async_event()
+    kind = ev.event_type
+    ev.ack()
+    print("async event %d" % kind)
+    os._exit(0 if kind == e.IBV_EVENT_QP_LAST_WQE_REACHED else 1)
+
+# Not before the exits above: those runs must not truncate the record.
 record = Record("srq")
 
 for max_wr, max_sge in ((1, 1), (10, 2), (100, 27), (4096, 0)):
@@ -98,4 +120,14 @@ record("qp on srq caps", init.max_send_wr)
 for q in qps:
     q.close()
 s.close()
+
+try:
+    child = subprocess.run([sys.executable, __file__, "--last-wqe-event"],
+                           capture_output=True, text=True, timeout=120)
+    got = child.stdout.strip() or child.stderr.strip()[-200:]
+    ok = child.returncode == 0
+except subprocess.TimeoutExpired:
+    got, ok = "no async event in 120 s", False
+record("last WQE reached on ERROR", got)
+assert ok, got
 print("shared receive queues: ok")
