@@ -9,7 +9,10 @@
  *   hostile_ring --list                    print the case names
  *
  * Each case gets a fresh pair of RC QPs on DEV, connected to each other
- * (both in RTS, the peer with receives posted), so the requester would run.
+ * (both in RTS, the peer with receives posted), so the requester would run;
+ * the ud_ cases get a pair of UD QPs instead, with an address handle that
+ * leads from one to the other (and, for some cases, a second protection
+ * domain with an address handle of its own).
  * After the case, a health check sends one message over another fresh pair
  * through the ordinary ibv_post_send, which must complete successfully.
  * One line per case:
@@ -72,6 +75,13 @@ struct mirror_rxe_qp {
 	int err;
 };
 
+/* rdma-core 44: providers/rxe/rxe.h */
+struct mirror_rxe_ah {
+	struct ibv_ah ibv_ah;
+	struct rxe_av av;
+	int ah_num;
+};
+
 /* librxe's doorbell: struct ibv_post_send (kern-abi.h) with no WRs */
 struct doorbell_cmd {
 	struct ib_uverbs_cmd_hdr hdr;
@@ -93,10 +103,19 @@ static union ibv_gid gid;
 static int gid_index;
 static int poll_ms = 10000;
 
+#define UD_QKEY 0x11111111
+
 struct pair {
 	struct ibv_cq *cq_a, *cq_b;
 	struct ibv_qp *a, *b;
 	struct ibv_qp_cap cap;
+	int ud;
+	/* UD only: the way from a to b, in pd; and a PD and AH of another
+	 * process's making (created on demand by a case) */
+	struct ibv_ah *ah;
+	uint32_t ah_num;
+	struct ibv_pd *other_pd;
+	struct ibv_ah *other_ah;
 };
 
 static const char *state_str(enum ibv_qp_state s)
@@ -149,7 +168,58 @@ static int modify(struct ibv_qp *qp, uint32_t dqpn)
 			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
 }
 
-static struct ibv_qp *create_qp(struct ibv_cq *cq, struct ibv_qp_cap *cap)
+/* INIT, RTR, RTS for a UD QP */
+static int modify_ud(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.pkey_index = 0;
+	a.port_num = 1;
+	a.qkey = UD_QKEY;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_QKEY))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 0;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+}
+
+/* An address handle in pd to this device's own GID, and the number the
+ * kernel gave it (librxe keeps it in its struct rxe_ah; checked: non-zero,
+ * and the AV beside it names the GID asked for). */
+static struct ibv_ah *create_ah(struct ibv_pd *in_pd, uint32_t *ah_num)
+{
+	struct ibv_ah_attr at;
+	struct mirror_rxe_ah *rah;
+	struct ibv_ah *ah;
+
+	memset(&at, 0, sizeof(at));
+	at.is_global = 1;
+	at.grh.dgid = gid;
+	at.grh.sgid_index = gid_index;
+	at.grh.hop_limit = 1;
+	at.port_num = 1;
+	ah = ibv_create_ah(in_pd, &at);
+	if (!ah)
+		return NULL;
+	rah = (struct mirror_rxe_ah *)ah;
+	if (rah->ah_num <= 0 || memcmp(&rah->av.grh.dgid, &gid, sizeof(gid))) {
+		fprintf(stderr, "librxe's struct rxe_ah is not rdma-core 44's: "
+			"cannot find the AH number\n");
+		exit(2);
+	}
+	*ah_num = (uint32_t)rah->ah_num;
+	return ah;
+}
+
+static struct ibv_qp *create_qp(struct ibv_cq *cq, struct ibv_qp_cap *cap, int ud)
 {
 	struct ibv_qp_init_attr ia;
 	struct ibv_qp *qp;
@@ -157,7 +227,7 @@ static struct ibv_qp *create_qp(struct ibv_cq *cq, struct ibv_qp_cap *cap)
 	memset(&ia, 0, sizeof(ia));
 	ia.send_cq = cq;
 	ia.recv_cq = cq;
-	ia.qp_type = IBV_QPT_RC;
+	ia.qp_type = ud ? IBV_QPT_UD : IBV_QPT_RC;
 	ia.sq_sig_all = 0;
 	ia.cap.max_send_wr = 16;
 	ia.cap.max_recv_wr = NRECV;
@@ -170,23 +240,31 @@ static struct ibv_qp *create_qp(struct ibv_cq *cq, struct ibv_qp_cap *cap)
 	return qp;
 }
 
-static int pair_create(struct pair *p)
+static int pair_create(struct pair *p, int ud)
 {
 	struct ibv_sge sge;
 	struct ibv_recv_wr rwr, *bad;
 	int i;
 
 	memset(p, 0, sizeof(*p));
+	p->ud = ud;
 	p->cq_a = ibv_create_cq(ctx, 64, NULL, NULL, 0);
 	p->cq_b = ibv_create_cq(ctx, 64, NULL, NULL, 0);
 	if (!p->cq_a || !p->cq_b)
 		return -1;
-	p->a = create_qp(p->cq_a, &p->cap);
-	p->b = create_qp(p->cq_b, NULL);
+	p->a = create_qp(p->cq_a, &p->cap, ud);
+	p->b = create_qp(p->cq_b, NULL, ud);
 	if (!p->a || !p->b)
 		return -1;
-	if (modify(p->a, p->b->qp_num) || modify(p->b, p->a->qp_num))
+	if (ud) {
+		if (modify_ud(p->a) || modify_ud(p->b))
+			return -1;
+		p->ah = create_ah(pd, &p->ah_num);
+		if (!p->ah)
+			return -1;
+	} else if (modify(p->a, p->b->qp_num) || modify(p->b, p->a->qp_num)) {
 		return -1;
+	}
 	/* the peer receives into the second half of the MR */
 	for (i = 0; i < NRECV; i++) {
 		sge.addr = (uintptr_t)buf + MR_SIZE / 2;
@@ -204,6 +282,10 @@ static int pair_create(struct pair *p)
 
 static void pair_destroy(struct pair *p)
 {
+	if (p->other_ah && ibv_destroy_ah(p->other_ah))
+		printf("  note: destroy_ah(other) failed: %s\n", strerror(errno));
+	if (p->ah && ibv_destroy_ah(p->ah))
+		printf("  note: destroy_ah failed: %s\n", strerror(errno));
 	if (p->a && ibv_destroy_qp(p->a))
 		printf("  note: destroy_qp(a) failed: %s\n", strerror(errno));
 	if (p->b && ibv_destroy_qp(p->b))
@@ -212,6 +294,8 @@ static void pair_destroy(struct pair *p)
 		printf("  note: destroy_cq(a) failed: %s\n", strerror(errno));
 	if (p->cq_b && ibv_destroy_cq(p->cq_b))
 		printf("  note: destroy_cq(b) failed: %s\n", strerror(errno));
+	if (p->other_pd && ibv_dealloc_pd(p->other_pd))
+		printf("  note: dealloc_pd(other) failed: %s\n", strerror(errno));
 }
 
 static long now_ms(void)
@@ -392,7 +476,9 @@ static int doorbell(struct ibv_qp *qp)
 
 struct result {
 	int db;		/* doorbell errno */
-	int check_data;	/* a success must deliver expect[0..64) to the peer */
+	int check_data;	/* a success must deliver expect[0..64) to the peer
+			 * (behind the 40-byte network header on UD) */
+	int check_nothing; /* the peer must receive nothing */
 	unsigned char expect[64];
 };
 
@@ -622,12 +708,104 @@ static void c_db_bad_handle(struct pair *p, struct rxe_queue_buf *q, struct resu
 	doorbell(p->a);
 }
 
+/* ---- UD cases: the WQE names its destination by an AH number ---- */
+
+/* A well-formed signaled UD SEND of len bytes to the peer QP. */
+static struct rxe_send_wqe *wqe_ud(struct pair *p, struct rxe_queue_buf *q, uint32_t len)
+{
+	struct rxe_send_wqe *w = wqe_send(q, len);
+
+	w->wr.wr.ud.remote_qpn = p->b->qp_num;
+	w->wr.wr.ud.remote_qkey = UD_QKEY;
+	w->wr.wr.ud.ah_num = p->ah_num;
+	return w;
+}
+
+static void ud_post(struct pair *p, struct rxe_queue_buf *q, struct result *r)
+{
+	publish(q);
+	r->db = doorbell(p->a);
+}
+
+static void c_ud_valid_send(struct pair *p, struct rxe_queue_buf *q, struct result *r)
+{
+	wqe_ud(p, q, 64);
+	r->check_data = 1;
+	memcpy(r->expect, buf, sizeof(r->expect));
+	ud_post(p, q, r);
+}
+
+/* an AH number that was never handed out */
+static void c_ud_bad_ah(struct pair *p, struct rxe_queue_buf *q, struct result *r)
+{
+	wqe_ud(p, q, 64)->wr.wr.ud.ah_num = 0x00fffffe;
+	ud_post(p, q, r);
+}
+
+/* AH number 0: old librxe's "the address is in the WQE"; the AV there is
+ * all zeroes */
+static void c_ud_ah_zero(struct pair *p, struct rxe_queue_buf *q, struct result *r)
+{
+	wqe_ud(p, q, 64)->wr.wr.ud.ah_num = 0;
+	ud_post(p, q, r);
+}
+
+/* the number of an AH in another protection domain */
+static void c_ud_ah_other_pd(struct pair *p, struct rxe_queue_buf *q, struct result *r)
+{
+	uint32_t num;
+
+	p->other_pd = ibv_alloc_pd(ctx);
+	p->other_ah = p->other_pd ? create_ah(p->other_pd, &num) : NULL;
+	if (!p->other_ah) {
+		r->db = errno ? errno : EIO;
+		return;
+	}
+	wqe_ud(p, q, 64)->wr.wr.ud.ah_num = num;
+	ud_post(p, q, r);
+}
+
+/* the number of an AH destroyed before the doorbell */
+static void c_ud_ah_destroyed(struct pair *p, struct rxe_queue_buf *q, struct result *r)
+{
+	struct ibv_ah *ah;
+	uint32_t num;
+
+	ah = create_ah(pd, &num);
+	if (!ah || ibv_destroy_ah(ah)) {
+		r->db = errno ? errno : EIO;
+		return;
+	}
+	wqe_ud(p, q, 64)->wr.wr.ud.ah_num = num;
+	ud_post(p, q, r);
+}
+
+/* longer than any port MTU: completes, and no packet leaves (C10-93.1.1) */
+static void c_ud_oversize(struct pair *p, struct rxe_queue_buf *q, struct result *r)
+{
+	wqe_ud(p, q, 8192);
+	r->check_nothing = 1;
+	ud_post(p, q, r);
+}
+
+/* an RDMA WRITE on a UD QP */
+static void c_ud_rdma_write(struct pair *p, struct rxe_queue_buf *q, struct result *r)
+{
+	struct rxe_send_wqe *w = wqe_ud(p, q, 64);
+
+	w->wr.opcode = IBV_WR_RDMA_WRITE;
+	w->wr.wr.rdma.remote_addr = (uintptr_t)buf + MR_SIZE / 2;
+	w->wr.wr.rdma.rkey = mr->rkey;
+	ud_post(p, q, r);
+}
+
 struct hcase {
 	const char *name;
 	case_fn fn;
 	int strict;	/* must end in an error completion or QP ERROR */
 	int expect_success; /* the valid baseline */
 	int expect_db_error;
+	int ud;		/* runs on a pair of UD QPs */
 };
 
 static const struct hcase cases[] = {
@@ -654,6 +832,13 @@ static const struct hcase cases[] = {
 	{ "db_wr_count_1", c_db_wr_count_1, 0, 0, 0 },
 	{ "db_wqe_size_0", c_db_wqe_size_0, 0, 0, 1 },
 	{ "db_bad_handle", c_db_bad_handle, 0, 0, 1 },
+	{ "ud_valid_send", c_ud_valid_send, 0, 1, 0, 1 },
+	{ "ud_bad_ah", c_ud_bad_ah, 1, 0, 0, 1 },
+	{ "ud_ah_zero", c_ud_ah_zero, 1, 0, 0, 1 },
+	{ "ud_ah_other_pd", c_ud_ah_other_pd, 1, 0, 0, 1 },
+	{ "ud_ah_destroyed", c_ud_ah_destroyed, 1, 0, 0, 1 },
+	{ "ud_oversize", c_ud_oversize, 0, 1, 0, 1 },
+	{ "ud_rdma_write", c_ud_rdma_write, 1, 0, 0, 1 },
 };
 #define NCASES (int)(sizeof(cases) / sizeof(cases[0]))
 
@@ -666,7 +851,7 @@ static int health(void)
 	struct ibv_wc wc;
 	int ok = 0;
 
-	if (pair_create(&p))
+	if (pair_create(&p, 0))
 		goto out;
 	sge.lkey = mr->lkey;
 	memset(&wr, 0, sizeof(wr));
@@ -696,11 +881,12 @@ static int run_case(const struct hcase *c)
 	struct ibv_wc wc;
 	char comp[256] = "none";
 	int got, n_ok = 0, n_err = 0, first_err = -1, alive, data_bad = 0;
+	int off = c->ud ? 40 : 0; /* UD: the network header comes first */
 	enum ibv_qp_state st;
 	long end;
 	const char *verdict;
 
-	if (pair_create(&p)) {
+	if (pair_create(&p, c->ud)) {
 		printf("CASE %s: set-up failed: %s -> UNEXPECTED\n", c->name,
 		       strerror(errno));
 		pair_destroy(&p);
@@ -711,7 +897,7 @@ static int run_case(const struct hcase *c)
 		pair_destroy(&p);
 		exit(2);
 	}
-	memset(buf + MR_SIZE / 2, 0xcc, 64);
+	memset(buf + MR_SIZE / 2, 0xcc, 64 + off);
 	c->fn(&p, q, &r);
 
 	/* Collect completions for up to poll_ms; stop early on an error one
@@ -745,12 +931,16 @@ static int run_case(const struct hcase *c)
 			strcat(comp, ", peer received nothing");
 		else if (rwc.status != IBV_WC_SUCCESS)
 			strcat(comp, ", peer receive failed");
-		else if (rwc.byte_len != 64 ||
-			 memcmp(buf + MR_SIZE / 2, r.expect, 64)) {
+		else if (rwc.byte_len != 64 + (unsigned int)off ||
+			 memcmp(buf + MR_SIZE / 2 + off, r.expect, 64)) {
 			strcat(comp, ", peer got bytes that are not the WQE's (LEAK)");
 			data_bad = 1;
 		} else
 			strcat(comp, ", peer got the WQE's own bytes");
+	}
+	if (r.check_nothing && poll_one(p.cq_b, &wc, 2000) == 1) {
+		strcat(comp, ", but the peer received a message");
+		data_bad = 1;
 	}
 	st = qp_state(p.a);
 	pair_destroy(&p);

@@ -2,14 +2,17 @@
 # Hostile send ring (tests/vm/hostile_ring.c): malformed WQEs written
 # straight into the send ring librxe shares with the kernel (bad opcodes,
 # huge lengths, too many SGEs, walk state beyond the SGE array, bogus lkey,
-# oversized inline data, producer indices out of range) and malformed
-# doorbells (wr_count, wqe_size, QP handle). Each case runs in its own
+# oversized inline data, producer indices out of range), malformed
+# doorbells (wr_count, wqe_size, QP handle), and UD WQEs naming an address
+# handle that does not exist, was destroyed, belongs to another protection
+# domain or is 0, or carrying a message longer than the MTU (completes, and
+# nothing reaches the peer) or an RDMA WRITE. Each case runs in its own
 # process, limited to 180 s; a case fails if the process dies or hangs, if
 # the driver neither completes the WQE with an error nor moves the QP to
 # ERROR (strict cases), if a fresh QP pair cannot send afterwards, or if the
 # kernel log gains an oops, WARNING, KASAN report etc. (scripts/check-dmesg.sh).
 #
-# All 23 cases take about eight minutes per driver under TCG, so the suite
+# All 30 cases take about ten minutes per driver under TCG, so the suite
 # runs a subset (t_hostile_ring.sh); run every case by hand (RXE_DRIVER=c or
 # rust in the guest):
 #   x_hostile_ring.sh [CASE...]     default: every case
