@@ -23,17 +23,33 @@ teardown() {
     rxe_unload >/dev/null 2>&1
 }
 
+# A client may take this long: about 0.25 s per 64 KiB message under TCG
+# (the C driver took 213 s for 1000), with room to spare.
+client_timeout=$((120 + iters * 2 / 5))
+
+# counters DEV [NS]: the device's nonzero transport counters on one line.
+counters() {
+    ${2:+ip netns exec $2} rdma statistic show link "$1/1" 2>/dev/null |
+        tr ' ' '\n' | awk 'NR > 2 && prev != "" && $1 ~ /^[0-9]+$/ && $1 > 0 { printf "%s %s ", prev, $1 } { prev = $1 }'
+}
+
 # perf NAME PROG ARGS...: run PROG as server in "peer" and client here;
-# leaves the client's output in $RXE_LOGDIR/bench-$driver-NAME.log.
+# leaves the client's output in $RXE_LOGDIR/bench-$driver-NAME.log, then
+# both devices' counters (retransmissions, NAKs, drops tell a slow run's
+# cause).
 perf() {
     local name=$1 prog=$2; shift 2
     local log=$RXE_LOGDIR/bench-$driver-$name.log port=$((19000 + RANDOM % 1000))
-    ip netns exec peer timeout -k 5 400 "$prog" -d rxe1 -x "$g1" -p $port -F "$@" \
+    ip netns exec peer timeout -k 5 $((client_timeout + 100)) "$prog" -d rxe1 -x "$g1" -p $port -F "$@" \
         > "$log.server" 2>&1 &
     local spid=$!
     wait_for 120 sh -c "ip netns exec peer ss -Htln 'sport = :$port' | grep -q :$port"
-    timeout -k 5 300 "$prog" -d rxe0 -x "$g0" -p $port -F "$@" 10.0.0.2 > "$log" 2>&1
+    local t0=$SECONDS
+    timeout -k 5 "$client_timeout" "$prog" -d rxe0 -x "$g0" -p $port -F "$@" 10.0.0.2 > "$log" 2>&1
     local rc=$?
+    echo "$name: client exit $rc after $((SECONDS - t0)) s"
+    echo "  rxe0 counters: $(counters rxe0)"
+    echo "  rxe1 counters: $(counters rxe1 peer)"
     local end=$((SECONDS + 30))
     while kill -0 $spid 2>/dev/null && [ $SECONDS -lt $end ]; do sleep 0.5; done
     kill $spid 2>/dev/null; wait $spid 2>/dev/null

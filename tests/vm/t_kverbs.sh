@@ -16,9 +16,10 @@ kverbs() { # DESCRIPTION PARAMS...
     local what=$1; shift
     local before
     before=$(dmesg | wc -l)
+    local start=$SECONDS
     if insmod "$ko" dev=rxe0 gid_index="$g0" "$@"; then
         rmmod rxe_kverbs_test
-        note "ok: $what: $(dmesg | tail -n +$((before + 1)) | grep -o 'rxe_kverbs_test: PASS.*')"
+        note "ok: $what ($((SECONDS - start)) s): $(dmesg | tail -n +$((before + 1)) | grep -o 'rxe_kverbs_test: PASS.*')"
     else
         dmesg | tail -n +$((before + 1)) | grep rxe_kverbs_test | sed 's/^/    /'
         fail "$what"
@@ -27,4 +28,6 @@ kverbs() { # DESCRIPTION PARAMS...
 kverbs "RC through the RQ" size=4096
 kverbs "RC through an SRQ" size=4096 srq=1
 kverbs "RC, 1 MiB" size=1048576
+# Retransmissions or drops here would explain a slow run.
+note "counters: $(rdma statistic show link rxe0/1)"
 expect "rdma link del" rdma link del rxe0
