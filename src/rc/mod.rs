@@ -85,6 +85,10 @@ pub(crate) struct RcState {
     /// `IB_EVENT_QP_LAST_WQE_REACHED` was raised for this stay in ERROR
     /// (a QP on an SRQ raises it once per entry; RESET re-arms it).
     pub(crate) last_wqe_raised: bool,
+    /// Times in a row the retry timer was put off for packets still
+    /// queued in this host (see [`complete::timer_expired`]); reset when
+    /// the requester re-arms it (progress) or it is let expire.
+    pub(crate) retry_deferrals: u32,
 }
 
 impl RcState {
@@ -113,6 +117,7 @@ impl RcState {
                 receiving: false,
                 datagram_psn: Psn::new(0),
                 last_wqe_raised: false,
+                retry_deferrals: 0,
             },
             GFP_KERNEL,
         )?)

@@ -327,7 +327,10 @@ fn run(
                 super::post_send_cqe(rxe, qp, &cqe);
             }
         }
-        RequesterAction::ArmRetryTimer { usecs } => out.arm_retry_timer(usecs),
+        RequesterAction::ArmRetryTimer { usecs } => {
+            inner.rc.retry_deferrals = 0;
+            out.arm_retry_timer(usecs)
+        }
         RequesterAction::DisarmRetryTimer => out.disarm_retry_timer(),
         RequesterAction::ArmRnrTimer { usecs } => out.arm_rnr_timer(usecs),
         RequesterAction::DropResponse { .. } => {}
