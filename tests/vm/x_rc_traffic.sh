@@ -63,6 +63,14 @@ backlog_drops() { # packets dropped for a full backlog queue, all CPUs
     echo $d
 }
 
+# retry_counters: the client device's retransmission and NAK counters
+# (cumulative since the device was added), which tell a slow case's cause.
+retry_counters() {
+    rdma statistic show link "$cdev/1" 2>/dev/null | tr ' ' '\n' |
+        awk '/^(completer_retry_err|rcvd_seq_err|duplicate_request|out_of_seq_request|send_err)$/ { n = $1; next }
+             n != "" { printf "%s %s ", n, $1; n = "" }'
+}
+
 listening() { # NS PORT: a TCP socket listens on PORT in NS (or here)
     if [ -n "$1" ]; then ip netns exec "$1" ss -Htln "sport = :$2"
     else ss -Htln "sport = :$2"; fi | grep -q ":$2"
@@ -128,6 +136,7 @@ run_pair() {
     port=$((port + 1))
     if $ok; then
         passed=$((passed + 1)); echo "PASS $name ($((SECONDS - start)) s; server up $listen_s s, client $client_s s)"
+        note "  retries so far: $(retry_counters)"
     else
         failed=$((failed + 1)); failures+=("$name")
         echo "FAIL $name ($((SECONDS - start)) s): $why"
