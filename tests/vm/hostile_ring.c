@@ -192,10 +192,13 @@ static int modify_ud(struct ibv_qp *qp)
 }
 
 /* An address handle in pd to this device's own GID, and the number the
- * kernel gave it (librxe keeps it in its struct rxe_ah; checked: non-zero,
- * and the AV beside it names the GID asked for). */
+ * kernel gave it. librxe keeps it in its struct rxe_ah, which it allocates
+ * zeroed and, when the kernel gives a number, leaves the AV in all zero
+ * (it fills one only for old kernels); checked: a number in 1 .. 2^24 - 1
+ * after an all-zero AV. */
 static struct ibv_ah *create_ah(struct ibv_pd *in_pd, uint32_t *ah_num)
 {
+	static const struct rxe_av zero_av;
 	struct ibv_ah_attr at;
 	struct mirror_rxe_ah *rah;
 	struct ibv_ah *ah;
@@ -210,7 +213,8 @@ static struct ibv_ah *create_ah(struct ibv_pd *in_pd, uint32_t *ah_num)
 	if (!ah)
 		return NULL;
 	rah = (struct mirror_rxe_ah *)ah;
-	if (rah->ah_num <= 0 || memcmp(&rah->av.grh.dgid, &gid, sizeof(gid))) {
+	if (rah->ah_num <= 0 || rah->ah_num >= (1 << 24) ||
+	    memcmp(&rah->av, &zero_av, sizeof(zero_av))) {
 		fprintf(stderr, "librxe's struct rxe_ah is not rdma-core 44's: "
 			"cannot find the AH number\n");
 		exit(2);
