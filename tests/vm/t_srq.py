@@ -68,7 +68,7 @@ if len(sys.argv) > 1 and sys.argv[1] == "--last-wqe-event":
     ev = ctx.get_async_event()
     kind = ev.event_type
     ev.ack()
-    print("async event %d" % kind)
+    print("async event %d" % kind, flush=True)
     os._exit(0 if kind == e.IBV_EVENT_QP_LAST_WQE_REACHED else 1)
 
 # Not before the exits above: those runs must not truncate the record.
