@@ -295,7 +295,8 @@ impl<const R: usize> Responder<R> {
         self.expected_psn
     }
 
-    /// Last executed PSN + 1 (`resp.ack_psn`).
+    /// PSN after the last executed SEND, WRITE or atomic (`resp.ack_psn`;
+    /// READs do not move it).
     pub fn ack_psn(&self) -> Psn {
         self.ack_psn
     }
@@ -687,8 +688,10 @@ impl<const R: usize> Responder<R> {
             last_psn: end.sub(1),
             kind: ResourceKind::Read { range },
         });
+        // The ACK PSN stays at the last SEND/WRITE/atomic: duplicates of
+        // those are re-ACKed with it, and a requester (rxe's) takes a plain
+        // ACK reaching a READ's PSNs as that READ's completion.
         self.expected_psn = end;
-        self.ack_psn = end;
         out.push(ResponderAction::SendReadResponses(reply));
         Ok(())
     }
