@@ -46,8 +46,9 @@ use kernel::prelude::*;
 /// WQEs the requester holds at once; further WQEs wait in the SQ ring.
 pub(crate) const SQ_WINDOW: usize = 64;
 
-/// READ/atomic requests the responder remembers for replay.
-pub(crate) const RD_ATOMIC_RESOURCES: usize = 32;
+/// READ/atomic requests the responder remembers for replay: as many as the
+/// device advertises, so no `max_dest_rd_atomic` is cut short.
+pub(crate) const RD_ATOMIC_RESOURCES: usize = crate::proto::responder::resources::MAX_RESPONDER_RESOURCES;
 
 /// Responder replies waiting for room in flight: a READ reply or atomic
 /// ACK per resource and an ACK between each two, with room to spare.

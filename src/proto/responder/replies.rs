@@ -128,18 +128,33 @@ impl<const N: usize> ReplyQueue<N> {
     /// restarts its reply in progress.
     pub fn push_replay(&mut self, reply: ReadReply) -> bool {
         let from = reply.next_psn();
-        let (old, head, len) = (self.slots, self.head, self.len);
-        self.clear();
-        for i in 0..len {
-            let Some(r) = old[(head + i) % N] else { continue };
+        // Compact in place (the queue is too big to copy on a kernel stack):
+        // `kept` replies stay, in order, at the front.
+        let mut kept = 0;
+        for i in 0..self.len {
+            let at = (self.head + i) % N;
+            let Some(r) = self.slots[at].take() else { continue };
             let stale = match r {
                 Reply::Read(read) => read.end_psn().after(from),
                 Reply::One(one) => !one.psn().before(from),
             };
-            if !stale {
-                self.push(r);
+            if stale {
+                continue;
             }
+            // Two plain ACKs left side by side: the later says it all.
+            if let (Reply::One(new), true) = (r, kept > 0) {
+                let last = (self.head + kept - 1) % N;
+                if let Some(Reply::One(prev)) = self.slots[last] {
+                    if new.is_plain_ack() && prev.is_plain_ack() {
+                        self.slots[last] = Some(r);
+                        continue;
+                    }
+                }
+            }
+            self.slots[(self.head + kept) % N] = Some(r);
+            kept += 1;
         }
+        self.len = kept;
         self.push(Reply::Read(reply))
     }
 
@@ -187,7 +202,7 @@ impl<const N: usize> ReplyQueue<N> {
 
     /// Forgets every reply (QP reset or error).
     pub fn clear(&mut self) {
-        self.slots = [None; N];
+        self.slots.iter_mut().for_each(|slot| *slot = None);
         self.head = 0;
         self.len = 0;
     }

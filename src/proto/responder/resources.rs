@@ -8,6 +8,11 @@ use crate::proto::psn::Psn;
 use crate::proto::opcode::Position;
 use crate::proto::transport::{packet_position, Mtu, RemoteRange};
 
+/// The most READ and atomic requests one responder remembers for replay:
+/// the device's `max_qp_rd_atom`, so every `max_dest_rd_atomic` a QP may be
+/// given is honoured in full.
+pub const MAX_RESPONDER_RESOURCES: usize = 128;
+
 /// What a responder resource remembers about one READ or atomic request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ResourceKind {
@@ -66,11 +71,8 @@ impl<const R: usize> ResourceRing<R> {
 
     /// Empties the ring in place and resizes it for `max_dest_rd_atomic`.
     pub fn reset(&mut self, max_dest_rd_atomic: u32) {
-        for slot in self.slots.iter_mut() {
-            *slot = None;
-        }
+        self.clear();
         self.size = Self::size_for(max_dest_rd_atomic);
-        self.next = 0;
     }
 
     /// Entries the ring holds (0 means READ and atomics are not accepted).
@@ -104,9 +106,10 @@ impl<const R: usize> ResourceRing<R> {
         best
     }
 
-    /// Forgets every resource (QP reset).
+    /// Forgets every resource (QP reset). In place: the ring is too big
+    /// for a temporary on a kernel stack.
     pub fn clear(&mut self) {
-        self.slots = [None; R];
+        self.slots.iter_mut().for_each(|slot| *slot = None);
         self.next = 0;
     }
 }
