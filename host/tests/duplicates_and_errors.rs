@@ -383,3 +383,81 @@ fn implicit_nak_when_an_ack_passes_an_outstanding_read() {
     assert_eq!(tx[0].header.reth, Some(RemoteRange { va: MR_VA + 256, rkey: MR_RKEY, len: 344 }));
     assert_eq!(tx[1].header.psn, Psn::new(3));
 }
+
+#[test]
+fn duplicate_read_whose_rkey_no_longer_validates_is_naked() {
+    // rxe re-checks the rkey when it answers a duplicate READ; if the MR is
+    // gone or no longer allows the access, it answers with a remote access
+    // NAK (and its QP enters ERROR), so the requester completes the READ
+    // with an error instead of retrying until its retries run out.
+    let mut resp = responder(10);
+    let mut env = Env::new(4096);
+    let a = resp_step(&mut resp, &read(10, MR_VA, 1000), &mut env);
+    assert_eq!(reply_psns(&a).len(), 4);
+    env.deny_all = true; // the MR was deregistered
+    let a = resp_step(&mut resp, &read(10, MR_VA, 1000), &mut env);
+    assert_eq!(
+        a,
+        vec![
+            ResponderAction::SendAck {
+                psn: Psn::new(10),
+                syndrome: Syndrome::Nak(NakCode::RemoteAccessError),
+                msn: 1
+            },
+            ResponderAction::Drop { reason: DropReason::Invalid },
+            ResponderAction::EnterError { status: CompletionStatus::RemoteAccessError },
+        ]
+    );
+    assert!(resp.is_error());
+}
+
+#[test]
+fn zero_length_read_checks_no_rkey() {
+    // A zero-length READ names no memory: rxe answers it with an empty
+    // READ_RESPONSE_ONLY whatever its rkey, first time and as a duplicate.
+    let mut resp = responder(10);
+    let mut env = Env::new(4096);
+    env.deny_all = true;
+    let zero = |psn| RequestPacket { reth: Some(RemoteRange { va: 0, rkey: 0xdead_beef, len: 0 }), ..read(psn, 0, 0) };
+    for _ in 0..2 {
+        let a = resp_step(&mut resp, &zero(10), &mut env);
+        assert_eq!(reply_psns(&a), vec![(10, Position::Only, 0, 0)]);
+        assert!(!resp.is_error());
+        assert_eq!(resp.expected_psn(), Psn::new(11));
+    }
+}
+
+#[test]
+fn only_a_sequence_nak_that_moves_the_completer_counts_as_rcvd_seq_err() {
+    // rxe counts rcvd_seq_err when a PSN sequence NAK moves its completer
+    // PSN; a second NAK naming the same PSN (or an older one) still makes it
+    // go back, but is not counted again.
+    let mut rcfg = RequesterConfig::new(Mtu::MTU_256, Psn::new(100));
+    rcfg.timeout_usecs = 1000;
+    let mut req = Requester::<8>::new(rcfg);
+    let mut ignore = |_a: RequesterAction| {};
+    req.post(SendWqe { id: 1, op: WqeOp::Write { va: MR_VA, rkey: MR_RKEY, imm: None }, length: 1024 }, &mut ignore)
+        .unwrap();
+    let tx = transmits(&req_step(&mut req, RequesterEvent::Transmit { budget: 100 }));
+    assert_eq!(tx.len(), 4);
+    let nak = |psn| {
+        RequesterEvent::Response(ResponsePacket {
+            psn: Psn::new(psn),
+            op: ResponseOp::Acknowledge,
+            syndrome: Some(Syndrome::Nak(NakCode::PsnSequenceError)),
+            payload_len: 0,
+        })
+    };
+    // 101 lost: the NAK names it and moves the completer from 100 to 101.
+    req_step(&mut req, nak(101));
+    assert_eq!(req.counters().rcvd_seq_err, 1);
+    // The same NAK again (the responder answered a second stray packet).
+    req_step(&mut req, nak(101));
+    assert_eq!(req.counters().rcvd_seq_err, 1);
+    // A NAK naming the completer's own PSN moves nothing either.
+    req_step(&mut req, nak(101));
+    assert_eq!(req.counters().rcvd_seq_err, 1);
+    // One that moves it again counts.
+    req_step(&mut req, nak(102));
+    assert_eq!(req.counters().rcvd_seq_err, 2);
+}

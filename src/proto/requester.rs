@@ -205,7 +205,8 @@ pub struct RequesterCounters {
     pub sent_pkts: u64,
     /// Packets resent by go-back-N.
     pub retransmitted_pkts: u64,
-    /// `rcvd_seq_err`: PSN sequence error NAKs received.
+    /// `rcvd_seq_err`: PSN sequence error NAKs received that moved the
+    /// completer's PSN.
     pub rcvd_seq_err: u64,
     /// `rcvd_rnr_err`: RNR NAKs received.
     pub rcvd_rnr_err: u64,
@@ -765,7 +766,6 @@ impl<const N: usize> Requester<N> {
                 });
             }
             Syndrome::Nak(NakCode::PsnSequenceError) => {
-                self.counters.rcvd_seq_err += 1;
                 if self.wait_rnr && !pkt.psn.after(self.comp_psn) {
                     // Packets that followed an RNR-NAKed one hit the gap it
                     // left; the RNR timer already rewinds to it.
@@ -773,7 +773,9 @@ impl<const N: usize> Requester<N> {
                     return;
                 }
                 if pkt.psn.after(self.comp_psn) {
-                    // Implicit ACK of everything before the named PSN.
+                    // Implicit ACK of everything before the named PSN; only
+                    // a NAK that moves the completer counts (as in rxe).
+                    self.counters.rcvd_seq_err += 1;
                     self.comp_psn = pkt.psn;
                     self.started_retry = false;
                 }

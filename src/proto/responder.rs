@@ -395,13 +395,15 @@ impl<const R: usize> Responder<R> {
                 });
             }
             RequestOp::Read => {
-                if let Some(reply) = self.replay_read(pkt, env) {
-                    out.push(ResponderAction::SendReadResponses(reply));
-                    return;
+                match self.replay_read(pkt, env) {
+                    Some(Ok(reply)) => out.push(ResponderAction::SendReadResponses(reply)),
+                    // The memory it names is no longer readable: answered
+                    // with a NAK, as a first READ would be.
+                    Some(Err(fatal)) => self.fail(pkt.psn, fatal, out),
+                    None => out.push(ResponderAction::Drop {
+                        reason: DropReason::NoResource,
+                    }),
                 }
-                out.push(ResponderAction::Drop {
-                    reason: DropReason::NoResource,
-                });
                 return;
             }
             RequestOp::Atomic => {
@@ -430,8 +432,9 @@ impl<const R: usize> Responder<R> {
     }
 
     /// The reply to a duplicate READ, if its resource is still remembered and
-    /// the request is a subset of the original.
-    fn replay_read(&self, pkt: &RequestPacket, env: &mut impl ResponderEnv) -> Option<ReadReply> {
+    /// the request is a subset of the original (`None`: dropped); an error
+    /// if the key table no longer allows the read.
+    fn replay_read(&self, pkt: &RequestPacket, env: &mut impl ResponderEnv) -> Option<Result<ReadReply, Fatal>> {
         let res = self.resources.find(pkt.psn)?;
         let ResourceKind::Read { range: orig } = res.kind else {
             return None;
@@ -446,10 +449,10 @@ impl<const R: usize> Responder<R> {
             return None;
         }
         if range.len != 0 && env.check_access(&range, RemoteAccess::Read).is_err() {
-            return None;
+            return Some(Err(ACCESS));
         }
         let replay = pkt.psn != res.first_psn;
-        Some(ReadReply::new(pkt.psn, range, self.config.mtu, replay, self.msn))
+        Some(Ok(ReadReply::new(pkt.psn, range, self.config.mtu, replay, self.msn)))
     }
 
     /// Stages 2-4 for an in-order packet.

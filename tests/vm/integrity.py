@@ -151,7 +151,16 @@ def main():
                     raise AssertionError("%s %d bytes %d SGEs: first difference at byte %d"
                                          % (name, size, nsge, first))
                 checked += size
-    print("integrity: ok, %d messages, %d bytes checked" % (len(ops) * len(sizes) * 3, checked))
+    # A zero-length READ names no memory: the responder answers it whatever
+    # its rkey (rxe checks no key for it), and the READ completes.
+    for rkey in (b.mr.rkey, 0xdead_beef):
+        wr = SendWR(wr_id=3, opcode=e.IBV_WR_RDMA_READ, num_sge=0, sg=None, send_flags=e.IBV_SEND_SIGNALED)
+        wr.set_wr_rdma(rkey, 0)
+        a.qp.post_send(wr)
+        (sc,) = poll(a.cq, 1)
+        assert sc.wr_id == 3 and sc.byte_len == 0, ("zero-length READ", hex(rkey), sc.byte_len)
+    print("integrity: ok, %d messages, %d bytes checked, zero-length READs answered"
+          % (len(ops) * len(sizes) * 3, checked))
 
 
 main()
