@@ -329,3 +329,83 @@ fn kernel_producer_apart_from_consumer_sees_published_consumer_index() {
         assert!(consumer.is_empty(&buf));
     }
 }
+
+/// Posts `n` entries the way librxe does: bumps the producer index.
+fn post(geo: &QueueGeometry, buf: &VecBuf, n: u32) {
+    let p = buf.load_acquire_u32(queue_hdr::PRODUCER_INDEX);
+    buf.store_release_u32(queue_hdr::PRODUCER_INDEX, geo.mask(p.wrapping_add(n)));
+}
+
+#[test]
+fn a_producer_rewound_under_taken_entries_is_refused() {
+    let (geo, buf) = ring(7, 64);
+    let mut q = FromClient::new(geo);
+    post(&geo, &buf, 3);
+    assert_eq!(q.checked_producer(&buf), Ok(3));
+    // The requester takes two (in flight); user space puts the producer
+    // back to 1, under the second.
+    buf.store_release_u32(queue_hdr::PRODUCER_INDEX, 1);
+    assert_eq!(q.checked_producer(&buf), Err(QueueError::ProducerRewound));
+    // Each entry taken is released even though the producer now says the
+    // ring is short: the consumer stays with what was executed.
+    assert!(q.release_taken(&buf));
+    assert!(q.release_taken(&buf));
+    assert_eq!(q.index(), 2);
+    assert_eq!(buf.load_acquire_u32(queue_hdr::CONSUMER_INDEX), 2);
+    // Moved forward again over the executed ones: still refused (the third
+    // entry, seen posted, is behind the producer), never re-read.
+    buf.store_release_u32(queue_hdr::PRODUCER_INDEX, 2);
+    assert_eq!(q.checked_producer(&buf), Err(QueueError::ProducerRewound));
+    buf.store_release_u32(queue_hdr::PRODUCER_INDEX, 3);
+    assert_eq!(q.checked_producer(&buf), Ok(1));
+    assert_eq!(q.peek_nth(&buf, 0), Some(geo.slot_offset(2)));
+    assert!(q.release_taken(&buf));
+    // Nothing known posted: nothing to release.
+    assert!(!q.release_taken(&buf));
+    assert_eq!(q.index(), 3);
+}
+
+#[test]
+fn the_producer_may_move_forward_over_the_whole_ring() {
+    let (geo, buf) = ring(7, 64); // 8 slots, capacity 7
+    let mut q = FromClient::new(geo);
+    for lap in 0..5u32 {
+        post(&geo, &buf, 7);
+        assert_eq!(q.checked_producer(&buf), Ok(7), "lap {lap}");
+        for _ in 0..7 {
+            assert!(q.release_taken(&buf));
+        }
+        assert_eq!(q.checked_producer(&buf), Ok(0));
+    }
+}
+
+proptest! {
+    /// Whatever user space writes into the producer index between the
+    /// kernel's reads, the entries the kernel took are never offered again
+    /// before they are released, and the consumer never passes what was
+    /// accepted as posted.
+    #[test]
+    fn taken_entries_are_never_offered_again(writes in proptest::collection::vec((any::<u32>(), 0u32..4, 0u32..4), 1..64)) {
+        let (geo, buf) = ring(15, 64);
+        let mut q = FromClient::new(geo);
+        let mut taken = 0u32;
+        for (producer, take, release) in writes {
+            buf.store_release_u32(queue_hdr::PRODUCER_INDEX, producer);
+            if let Ok(posted) = q.checked_producer(&buf) {
+                prop_assert!(posted >= taken);
+                for _ in 0..take {
+                    if taken < posted {
+                        let off = q.peek_nth(&buf, taken);
+                        // A slot offered for taking is never one already taken.
+                        prop_assert_eq!(off, Some(geo.slot_offset(q.index().wrapping_add(taken))));
+                        taken += 1;
+                    }
+                }
+            }
+            for _ in 0..release.min(taken) {
+                prop_assert!(q.release_taken(&buf));
+                taken -= 1;
+            }
+        }
+    }
+}

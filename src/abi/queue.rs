@@ -68,6 +68,9 @@ pub enum QueueError {
     ElemOverflow,
     /// A resize target cannot hold the entries currently queued.
     NoRoom,
+    /// The user's producer index moved back over entries the kernel had
+    /// already seen posted (a bad doorbell: they may be in flight).
+    ProducerRewound,
 }
 
 /// Slot size and index mask of one ring, as computed by the driver.
@@ -231,16 +234,63 @@ fn copy_slots<A, B>(
 ///
 /// The consumer index is private; the user's producer index is read with
 /// acquire ordering and masked on every use.
+///
+/// # Invariants
+///
+/// `seen` is the last producer index [`checked_producer`] accepted; the
+/// entries from `index` up to `seen` were posted, so `index` never passes
+/// `seen` (`mask(seen - index)` is the number of entries known posted).
+///
+/// [`checked_producer`]: Self::checked_producer
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FromClient {
     geo: QueueGeometry,
     index: u32,
+    seen: u32,
 }
 
 impl FromClient {
     /// A consumer at index 0 of a ring with geometry `geo`.
     pub const fn new(geo: QueueGeometry) -> Self {
-        Self { geo, index: 0 }
+        Self { geo, index: 0, seen: 0 }
+    }
+
+    /// For a consumer that works ahead of its consumer index (the RC
+    /// requester takes WQEs before they complete): reads the producer index
+    /// and returns the number of entries posted, unless the producer moved
+    /// back over entries already seen posted — some of them may be taken
+    /// and in flight, and reading their slots again would execute them
+    /// twice. Then nothing is accepted: the caller treats it as a bad
+    /// doorbell.
+    pub fn checked_producer<B: SharedBuf + ?Sized>(&mut self, buf: &B) -> Result<u32, QueueError> {
+        let producer = self.producer(buf);
+        let posted = self.geo.mask(producer.wrapping_sub(self.index));
+        if posted < self.known_posted() {
+            return Err(QueueError::ProducerRewound);
+        }
+        self.seen = producer;
+        Ok(posted)
+    }
+
+    /// Entries known posted: up to the last producer index accepted.
+    fn known_posted(&self) -> u32 {
+        self.geo.mask(self.seen.wrapping_sub(self.index))
+    }
+
+    /// Consumes an entry the caller took after [`checked_producer`] showed
+    /// it posted: advances the consumer index whatever the user's producer
+    /// index says now (a rewind must not hold back the consumer of an entry
+    /// already executed). Returns `false` (and does nothing) if no entry is
+    /// known posted.
+    ///
+    /// [`checked_producer`]: Self::checked_producer
+    pub fn release_taken<B: SharedBuf + ?Sized>(&mut self, buf: &B) -> bool {
+        if self.known_posted() == 0 {
+            return false;
+        }
+        self.index = self.geo.mask(self.index.wrapping_add(1));
+        buf.store_release_u32(queue_hdr::CONSUMER_INDEX, self.index);
+        true
     }
 
     /// The geometry.
@@ -290,6 +340,11 @@ impl FromClient {
     pub fn advance<B: SharedBuf + ?Sized>(&mut self, buf: &B) -> bool {
         if self.is_empty(buf) {
             return false;
+        }
+        if self.known_posted() == 0 {
+            // Consumed past the last checked producer (a ring consumed
+            // without `checked_producer`): keep `seen` with the consumer.
+            self.seen = self.geo.mask(self.seen.wrapping_add(1));
         }
         self.index = self.geo.mask(self.index.wrapping_add(1));
         buf.store_release_u32(queue_hdr::CONSUMER_INDEX, self.index);
@@ -344,7 +399,7 @@ impl FromClient {
         }
         copy_slots(&self.geo, old, self.index, count, &new_geo, new);
         new_geo.write_header(new, count, 0);
-        Ok(FromClient::new(new_geo))
+        Ok(FromClient { seen: count, ..FromClient::new(new_geo) })
     }
 }
 

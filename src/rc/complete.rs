@@ -119,7 +119,7 @@ pub(crate) fn enter_error(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
         let slot = (first_id.wrapping_add(i) % SQ_WINDOW as u64) as usize;
         if let Some(wqe) = rc.posted.get_mut(slot).and_then(Option::take) {
             // Slot released before the completion is visible, as always.
-            inner.sq.advance(&qp.body.sq_buf);
+            inner.sq.release_taken(&qp.body.sq_buf);
             super::post_send_cqe(rxe, qp, &Cqe::flush(wqe.wr_id, qp.body.qpn));
         }
     }
@@ -134,6 +134,11 @@ pub(crate) fn enter_error(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
 
 /// Flushes every SQ entry not taken by the requester (a QP in ERROR).
 pub(crate) fn flush_sq(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
+    if inner.sq.checked_producer(&qp.body.sq_buf).is_err() {
+        // The producer went back over entries already seen: none of the
+        // slots it now shows can be trusted to be posted.
+        return;
+    }
     // Bounded by the ring size: user space may keep producing meanwhile.
     for _ in 0..inner.sq.geometry().slots() {
         let Some(off) = inner.sq.peek_nth(&qp.body.sq_buf, inner.rc.taken) else {

@@ -130,6 +130,12 @@ pub(super) fn send_limits(qp: &RxeQp, inner: &QpInner) -> SendLimits {
 fn take_wqes(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
     let limits = send_limits(qp, inner);
     let pd = qp.ibqp.pd_id();
+    if inner.sq.checked_producer(&qp.body.sq_buf).is_err() {
+        // The producer index went back over WQEs already taken: a bad
+        // doorbell. Their slots are never read again; the QP fails.
+        super::complete::enter_error(rxe, qp, inner);
+        return;
+    }
     while inner.rc.sending && inner.rc.requester.outstanding_wqes() < SQ_WINDOW {
         let Some(off) = inner.sq.peek_nth(&qp.body.sq_buf, inner.rc.taken) else {
             return;
@@ -320,11 +326,17 @@ fn run(
             // process that polls the completion and posts again at once
             // must find the slot free (librxe checks the consumer index;
             // with one WR in the SQ, as `ib_read_lat` has, it saw the queue
-            // full and failed the post).
-            inner.sq.advance(&qp.body.sq_buf);
+            // full and failed the post). The WQE was taken, so its slot is
+            // released whatever the producer index says now; one moved back
+            // over it is a bad doorbell.
+            let rewound = inner.sq.checked_producer(&qp.body.sq_buf).is_err();
+            inner.sq.release_taken(&qp.body.sq_buf);
             if signaled {
                 let cqe = Cqe::send(wqe.wr_id, qp.body.qpn, wc_status(c.status), wqe.opcode, c.byte_len);
                 super::post_send_cqe(rxe, qp, &cqe);
+            }
+            if rewound {
+                super::complete::enter_error(rxe, qp, inner);
             }
         }
         RequesterAction::ArmRetryTimer { usecs } => {

@@ -483,6 +483,9 @@ struct result {
 	int check_data;	/* a success must deliver expect[0..64) to the peer
 			 * (behind the 40-byte network header on UD) */
 	int check_nothing; /* the peer must receive nothing */
+	int ok_before;	/* successful completions the case itself polled */
+	int at_most_once; /* more than one successful completion is a WQE
+			   * executed twice */
 	unsigned char expect[64];
 };
 
@@ -671,6 +674,30 @@ static void c_prod_behind(struct pair *p, struct rxe_queue_buf *q, struct result
 	r->db = doorbell(p->a);
 }
 
+/* A 32 KiB RDMA WRITE, rung; while the requester holds it (in flight),
+ * the producer index is put back under it; once it completes, moved forward
+ * over it again and rung. The WQE must not run twice: a second successful
+ * completion means the driver read the slot it had already executed. */
+static void c_prod_rewound(struct pair *p, struct rxe_queue_buf *q, struct result *r)
+{
+	uint32_t prod = prod_load(q);
+	struct rxe_send_wqe *w = wqe_send(q, MR_SIZE / 2);
+	struct ibv_wc wc;
+
+	w->wr.opcode = IBV_WR_RDMA_WRITE;
+	w->wr.wr.rdma.remote_addr = (uintptr_t)buf + MR_SIZE / 2;
+	w->wr.wr.rdma.rkey = mr->rkey;
+	publish(q);
+	r->db = doorbell(p->a);
+	prod_store(q, prod);
+	r->at_most_once = 1;
+	if (poll_one(p->cq_a, &wc, poll_ms) == 1 && wc.status == IBV_WC_SUCCESS)
+		r->ok_before = 1;
+	publish(q);
+	if (!r->db)
+		r->db = doorbell(p->a);
+}
+
 /* doorbell with wr_count 2^32-1 and no WRs in the write */
 static void c_db_wr_count_huge(struct pair *p, struct rxe_queue_buf *q, struct result *r)
 {
@@ -832,6 +859,7 @@ static const struct hcase cases[] = {
 	{ "prod_unmasked", c_prod_unmasked, 0, 0, 0 },
 	{ "prod_ffffffff", c_prod_ffffffff, 0, 0, 0 },
 	{ "prod_behind", c_prod_behind, 0, 0, 0 },
+	{ "prod_rewound", c_prod_rewound, 0, 0, 0 },
 	{ "db_wr_count_huge", c_db_wr_count_huge, 0, 0, 1 },
 	{ "db_wr_count_1", c_db_wr_count_1, 0, 0, 0 },
 	{ "db_wqe_size_0", c_db_wqe_size_0, 0, 0, 1 },
@@ -944,6 +972,14 @@ static int run_case(const struct hcase *c)
 	}
 	if (r.check_nothing && poll_one(p.cq_b, &wc, 2000) == 1) {
 		strcat(comp, ", but the peer received a message");
+		data_bad = 1;
+	}
+	n_ok += r.ok_before;
+	if (r.ok_before)
+		snprintf(comp + strlen(comp), sizeof(comp) - strlen(comp),
+			 ", %d ok before the case returned", r.ok_before);
+	if (r.at_most_once && n_ok > 1) {
+		strcat(comp, ", the WQE ran twice");
 		data_bad = 1;
 	}
 	st = qp_state(p.a);
