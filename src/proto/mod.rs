@@ -13,6 +13,7 @@ pub mod admission;
 pub mod datagram;
 pub mod aeth;
 pub mod error;
+pub mod fault;
 pub mod headers;
 pub mod icrc;
 pub mod opcode;
