@@ -5,10 +5,12 @@
 
 use crate::{
     counters::{Counter, Counters},
+    fault::FaultsFile,
     netns,
     params::{self, IbMtu},
     sys::{
         bindings,
+        device_box::DeviceBox,
         ib::{self, DeviceIdentity, IbDevice},
         table::IndexTable,
         net::{NetDevice, NetdevEvent},
@@ -63,6 +65,8 @@ pub(crate) struct RxeDevice {
     pub(crate) srqs: IndexTable<crate::srq::RxeSrq>,
     /// Hardware counters reported by `get_hw_stats`.
     pub(crate) counters: Counters,
+    /// Fault-injection rules (debugfs `faults`), if debugfs could have them.
+    pub(crate) faults: DeviceBox<FaultsFile>,
 }
 
 // SAFETY: The raw `netns` pointer is an identity used under the netns lock;
@@ -123,6 +127,10 @@ pub(crate) fn newlink(name: &CStr, ndev: &NetDevice) -> Result {
         rxe.active_mtu = AtomicU32::new(mtu as u32);
         rxe.netns = net.as_ptr();
         rxe.holds_sockets = AtomicBool::new(true);
+        // Without debugfs the device works, with no fault injection.
+        if let Ok(faults) = crate::fault::create(name) {
+            rxe.faults.set(faults);
+        }
         Ok(())
     })
 }
@@ -289,6 +297,9 @@ impl RxeDevice {
         unsafe { self.ahs.destroy() };
         // SAFETY: ib_core destroyed every SRQ before freeing the device.
         unsafe { self.srqs.destroy() };
+        // SAFETY: No packet path runs for the device any more: its QPs are
+        // destroyed and its netdev no longer maps to it.
+        unsafe { self.faults.release() };
     }
 }
 

@@ -3,12 +3,19 @@
 //! The receive entry point: every UDP datagram to port 4791 in a namespace
 //! with an rxe device arrives here, in softirq context. It is parsed and
 //! checked (framing, ICRC), its device and QP are found, and the QP's data
-//! path decides on it before this returns.
+//! path decides on it before this returns. Fault rules (crate::fault) may
+//! drop, duplicate or hold it back first.
 
 use crate::{
     counters::Counter,
-    proto::{icrc::IpHeader, packet::Packet, qp_attr::Network},
-    sys::{bindings, ib, skb::RxDatagram},
+    device::RxeDevice,
+    proto::{
+        fault::{Direction, FaultAction},
+        icrc::IpHeader,
+        packet::Packet,
+        qp_attr::Network,
+    },
+    sys::{bindings, ib, net::NetDevice, skb::RxDatagram},
 };
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::prelude::*;
@@ -60,10 +67,40 @@ fn receive(d: &RxDatagram<'_>) {
         DROPPED_NO_QP.fetch_add(1, Ordering::Relaxed);
         return;
     };
-    let (Ok(pkt), Ok(ip)) = (Packet::parse(d.payload()), IpHeader::from_slice(d.ip())) else {
+    let (ip, udp, roce) = (d.ip(), d.udp(), d.payload());
+    let Some(faults) = rxe.faults.get().filter(|f| f.active()) else {
+        deliver(&rxe, d.ndev(), ip, udp, roce);
         return;
     };
-    if pkt.verify_icrc(ip, d.udp()).is_err() {
+    match faults.decide(Direction::Rx, roce) {
+        Some(FaultAction::Drop) => {}
+        Some(FaultAction::Duplicate) => {
+            deliver(&rxe, d.ndev(), ip, udp, roce);
+            deliver(&rxe, d.ndev(), ip, udp, roce);
+        }
+        Some(FaultAction::Delay(packets)) => {
+            if faults.hold(ip, udp, roce, packets) {
+                // Held: it has not passed yet, so it moves nothing on.
+                return;
+            }
+            deliver(&rxe, d.ndev(), ip, udp, roce);
+        }
+        None => deliver(&rxe, d.ndev(), ip, udp, roce),
+    }
+    faults.received_one(|held| {
+        if let Some((ip, udp, roce)) = held.parts() {
+            deliver(&rxe, d.ndev(), ip, udp, roce);
+        }
+    });
+}
+
+/// Checks and processes one RoCE packet received on `ndev`, the port of
+/// `rxe`: its IP header, UDP header and the packet itself.
+fn deliver(rxe: &RxeDevice, ndev: &NetDevice, ip: &[u8], udp: &[u8; 8], roce: &[u8]) {
+    let (Ok(pkt), Ok(iph)) = (Packet::parse(roce), IpHeader::from_slice(ip)) else {
+        return;
+    };
+    if pkt.verify_icrc(iph, udp).is_err() {
         pr_warn!("bad ICRC from a peer, packet dropped\n");
         return;
     }
@@ -73,15 +110,15 @@ fn receive(d: &RxDatagram<'_>) {
     };
     rxe.counters.inc(Counter::RcvdPkts);
     // The IP packet, as rxe counts it.
-    let bytes = d.ip().len() + d.udp().len() + d.payload().len();
+    let bytes = ip.len() + udp.len() + roce.len();
     rxe.counters.add(Counter::RcvdBytes, bytes as u64);
-    let (src, dst) = addresses(&ip);
-    let network = match ip {
+    let (src, dst) = addresses(&iph);
+    let network = match iph {
         IpHeader::V4(_) => Network::Ipv4,
         IpHeader::V6(_) => Network::Ipv6,
     };
-    let from = crate::rc::Arrival { ip: d.ip(), network, src, dst };
-    crate::rc::receive(&rxe, &qp, d.ndev(), &pkt, &from);
+    let from = crate::rc::Arrival { ip, network, src, dst };
+    crate::rc::receive(rxe, &qp, ndev, &pkt, &from);
 }
 
 /// Number of datagrams received and dropped for lack of a device or QP.

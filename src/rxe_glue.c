@@ -117,6 +117,15 @@ void rxe_glue_kfree_skb(struct sk_buff *skb)
 	kfree_skb(skb);
 }
 
+struct sk_buff *rxe_glue_skb_copy(struct sk_buff *skb, u8 *at, u8 **copy_at)
+{
+	struct sk_buff *copy = skb_copy(skb, GFP_ATOMIC);
+
+	if (copy)
+		*copy_at = copy->head + (at - skb->head);
+	return copy;
+}
+
 int rxe_glue_no_udata_io(struct ib_udata *udata)
 {
 	return ib_no_udata_io(udata);

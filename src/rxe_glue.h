@@ -62,6 +62,9 @@ struct sock *rxe_glue_socket_sk(struct socket *sock);
 int rxe_glue_no_udata_io(struct ib_udata *udata);
 /* kfree_skb(). */
 void rxe_glue_kfree_skb(struct sk_buff *skb);
+/* A private copy of skb (atomic allocation); *copy_at is where `at`, a
+ * pointer into skb's data, lies in the copy. */
+struct sk_buff *rxe_glue_skb_copy(struct sk_buff *skb, u8 *at, u8 **copy_at);
 
 /* vmalloc_user(): zeroed, page-aligned, mappable to user space. */
 void *rxe_glue_vmalloc_user(unsigned long size);

@@ -72,7 +72,7 @@ fn probability_is_seeded_and_near_its_rate() {
 
 #[test]
 fn rendering_round_trips() {
-    let text = "delay=3 dir=tx qpn=255 class=read_resp psn=16777215 count=2 # matched=0 acted=0\n\
+    let text = "delay=3 dir=rx qpn=255 class=read_resp psn=16777215 count=2 # matched=0 acted=0\n\
                 drop prob=0.050000 seed=99 # matched=0 acted=0\n";
     let rules = FaultRules::parse(text.as_bytes()).unwrap();
     let mut out = String::new();
@@ -104,6 +104,8 @@ fn invalid_rules_are_refused_with_a_reason_and_a_line() {
         (b"drop prob=-1", 1, "prob must be a decimal fraction from 0 to 1 (at most six digits)"),
         (b"delay=0", 1, "delay must be 1 to 64 packets"),
         (b"delay=65", 1, "delay must be 1 to 64 packets"),
+        (b"delay=2", 1, "delay needs dir=rx"),
+        (b"delay=2 dir=tx", 1, "delay needs dir=rx"),
         (b"drop qpn=x", 1, "a value is not a number"),
         (b"drop colour=red", 1, "unknown field (dir, qpn, class, psn, nth, prob, seed, count)"),
         (b"drop dir", 1, "fields are key=value"),
@@ -137,4 +139,21 @@ fn the_delay_line_reorders() {
     line.drain(|x| drained.push(x));
     assert_eq!(drained, vec![5, 6]);
     assert!(line.is_empty());
+}
+
+#[test]
+fn packets_are_seen_through_their_bth() {
+    // RC RDMA WRITE MIDDLE to QP 0x000123, PSN 0xabcdef (AckReq set).
+    let bth = [0x07, 0, 0xff, 0xff, 0, 0x00, 0x01, 0x23, 0x80, 0xab, 0xcd, 0xef, 0xaa];
+    assert_eq!(
+        FaultPacket::from_bth(Direction::Rx, &bth),
+        Some(pkt(Direction::Rx, 0x123, PacketClass::Request, 0xabcdef))
+    );
+    let mut ack = bth;
+    ack[0] = 0x11;
+    assert_eq!(FaultPacket::from_bth(Direction::Tx, &ack).unwrap().class, PacketClass::Ack);
+    assert_eq!(FaultPacket::from_bth(Direction::Tx, &bth[..11]), None);
+    let mut unknown = bth;
+    unknown[0] = 0x1f;
+    assert_eq!(FaultPacket::from_bth(Direction::Tx, &unknown), None);
 }

@@ -12,8 +12,8 @@
 //! ```
 //!
 //! ACTION is `drop`, `dup` (the packet goes out or in twice) or `delay=N`
-//! (the packet is held back until N more packets have passed in its
-//! direction: a reordering). The other fields narrow which packets match:
+//! (a received packet is held back until N more have been received: a
+//! reordering; `delay` needs `dir=rx`). The other fields narrow which packets match:
 //! direction (default both), destination QP number, opcode class, BTH PSN.
 //! Of the matching packets, `nth=N` picks the N-th only (counting from 1),
 //! `prob=P` each with probability P (a decimal fraction, at most six
@@ -101,6 +101,24 @@ pub struct FaultPacket {
     pub class: PacketClass,
     /// BTH PSN.
     pub psn: Psn,
+}
+
+impl FaultPacket {
+    /// What the rules see of the RoCE packet `roce` (BTH first), or `None`
+    /// if it is too short or its opcode unknown (such packets are left to
+    /// the parser's checks).
+    pub fn from_bth(direction: Direction, roce: &[u8]) -> Option<FaultPacket> {
+        let bth = roce.get(..12)?;
+        let opcode = Opcode::from_u8(bth[0])?;
+        let dest_qpn = u32::from_be_bytes([0, bth[5], bth[6], bth[7]]);
+        let psn = Psn::new(u32::from_be_bytes([0, bth[9], bth[10], bth[11]]));
+        Some(FaultPacket {
+            direction,
+            dest_qpn,
+            class: PacketClass::of(opcode),
+            psn,
+        })
+    }
 }
 
 /// Which of the matching packets a rule acts on.
@@ -408,6 +426,11 @@ fn parse_rule(line: &str) -> Result<FaultRule, &'static str> {
             "count" => rule.limit = Some(parse_u64(value)?),
             _ => return Err("unknown field (dir, qpn, class, psn, nth, prob, seed, count)"),
         }
+    }
+    if matches!(rule.action, FaultAction::Delay(_)) && rule.direction != Some(Direction::Rx) {
+        // A held packet is delivered later by the receive path; on transmit
+        // the same reordering is a delay on the peer's receive.
+        return Err("delay needs dir=rx");
     }
     match (prob, rule.pick, seed) {
         (Some(_), Pick::Nth(_), _) => return Err("nth and prob exclude each other"),

@@ -11,6 +11,7 @@ use crate::{
     qp::RxeQp,
     proto::{
         admission::DEFAULT_PKEY,
+        fault::{Direction, FaultAction},
         headers::Bth,
         icrc::IpHeader,
         opcode::Opcode,
@@ -92,19 +93,30 @@ impl Outbox {
         }
     }
 
-    /// Hands every packet to the IP stack, in order, and counts them
-    /// (`sent_bytes` counts the IP packet, as rxe); then applies the timer
-    /// changes to `qp`.
+    /// Hands every packet to the IP stack, in order, and counts them (the
+    /// device's fault rules may drop or duplicate one first); then applies
+    /// the timer changes to `qp`.
     pub(crate) fn send(self, rxe: &RxeDevice, qp: &RxeQp) {
         let (retry, rnr) = (self.retry_timer, self.rnr_timer);
         let mut lost = self.lost;
-        for skb in self.packets {
-            let bytes = skb.ip_len();
-            if skb.send(qp).is_err() {
-                lost += 1;
-            } else {
-                rxe.counters.inc(Counter::SentPkts);
-                rxe.counters.add(Counter::SentBytes, bytes as u64);
+        let faults = rxe.faults.get().filter(|f| f.active());
+        for mut skb in self.packets {
+            let action = faults.and_then(|f| f.decide(Direction::Tx, skb.packet()));
+            match action {
+                // Lost on the wire: counted as sent, never handed over.
+                Some(FaultAction::Drop) => {
+                    rxe.counters.inc(Counter::SentPkts);
+                    rxe.counters.add(Counter::SentBytes, skb.ip_len() as u64);
+                }
+                Some(FaultAction::Duplicate) => {
+                    match skb.try_clone() {
+                        Ok(copy) => hand_over(rxe, qp, copy, &mut lost),
+                        Err(_) => lost += 1,
+                    }
+                    hand_over(rxe, qp, skb, &mut lost);
+                }
+                // `delay` is refused for transmit by the rules' parser.
+                Some(FaultAction::Delay(_)) | None => hand_over(rxe, qp, skb, &mut lost),
             }
         }
         if lost > 0 {
@@ -118,6 +130,18 @@ impl Outbox {
         if let Some(usecs) = rnr {
             qp.body.rnr_timer.arm_usecs(usecs);
         }
+    }
+}
+
+/// Sends one packet for `qp` and counts it (`sent_bytes` counts the IP
+/// packet, as rxe), or counts it in `lost`.
+fn hand_over(rxe: &RxeDevice, qp: &RxeQp, skb: TxSkb, lost: &mut u32) {
+    let bytes = skb.ip_len();
+    if skb.send(qp).is_err() {
+        *lost += 1;
+    } else {
+        rxe.counters.inc(Counter::SentPkts);
+        rxe.counters.add(Counter::SentBytes, bytes as u64);
     }
 }
 

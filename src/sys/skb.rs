@@ -68,6 +68,19 @@ impl TxSkb {
         unsafe { core::slice::from_raw_parts_mut(self.data.as_ptr(), self.len) }
     }
 
+    /// A copy of the packet, as built so far (to send it twice).
+    pub(crate) fn try_clone(&self) -> Result<TxSkb> {
+        let mut data: *mut u8 = core::ptr::null_mut();
+        // SAFETY: We own the skb and it has no destructor yet; `data` is a
+        // valid out-pointer.
+        let skb = unsafe { bindings::rxe_glue_skb_copy(self.skb.as_ptr(), self.data.as_ptr(), &mut data) };
+        let skb = NonNull::new(skb).ok_or(ENOMEM)?;
+        let data = NonNull::new(data).ok_or(ENOMEM)?;
+        // INVARIANT: A private copy of our skb, `data` at the same offset
+        // in it, so `len` bytes from there are its packet.
+        Ok(TxSkb { skb, data, len: self.len, ipv6: self.ipv6 })
+    }
+
     /// Routes the packet and writes its UDP and IP headers; returns the IP
     /// header and the UDP header, which the ICRC covers. On error the skb is
     /// freed when `self` is dropped.
