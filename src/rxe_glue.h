@@ -212,4 +212,11 @@ bool rxe_glue_kva_range_valid(unsigned long addr, unsigned long len);
 /* Whether the caller runs with hard interrupts off (or in a hard IRQ). */
 bool rxe_glue_irqs_off(void);
 
+/* The rdma_rxe trace events (rxe_trace.h, rxe_trace.c). */
+void rxe_glue_trace_resp_psn(u32 qpn, u32 psn, u32 expected_psn, u8 verdict, u8 reply,
+			     u32 reply_psn);
+void rxe_glue_trace_req_go_back(u32 qpn, u32 from_psn, u8 cause);
+void rxe_glue_trace_comp_ack(u32 qpn, u32 psn, u8 opcode, u8 syndrome, u32 msn);
+void rxe_glue_trace_retry_exhausted(u32 qpn, u8 rnr);
+
 #endif /* RXE_GLUE_H */

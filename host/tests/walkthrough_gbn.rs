@@ -11,7 +11,7 @@ use rxe_proto::proto::opcode::Position;
 use rxe_proto::proto::psn::Psn;
 use rxe_proto::proto::replay::{SendWqe, WqeOp};
 use rxe_proto::proto::requester::{
-    Completion, Requester, RequesterAction, RequesterConfig, RequesterEvent, ResponseOp, ResponsePacket,
+    Completion, GoBackCause, Requester, RequesterAction, RequesterConfig, RequesterEvent, ResponseOp, ResponsePacket,
 };
 use rxe_proto::proto::responder::{
     AccessFlags, DropReason, PlaceTarget, Responder, ResponderAction, ResponderConfig,
@@ -117,6 +117,7 @@ fn one_packet_lost_three_resent() {
     };
     let acts = req_step(&mut req, RequesterEvent::Response(nak));
     assert!(transmits(&acts).is_empty());
+    assert!(acts.contains(&RequesterAction::GoBack { from: Psn::new(1001), cause: GoBackCause::Nak }));
     assert!(!acts.iter().any(|a| matches!(a, RequesterAction::Complete(_))));
     assert_eq!(req.comp_psn(), Psn::new(1001));
     assert_eq!(req.next_psn(), Psn::new(1001));

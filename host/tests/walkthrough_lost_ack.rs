@@ -7,7 +7,7 @@ use rxe_proto::proto::aeth::{RnrTimer, Syndrome};
 use rxe_proto::proto::psn::Psn;
 use rxe_proto::proto::replay::{SendWqe, WqeOp};
 use rxe_proto::proto::requester::{
-    Completion, Requester, RequesterAction, RequesterConfig, RequesterEvent,
+    Completion, GoBackCause, Requester, RequesterAction, RequesterConfig, RequesterEvent,
 };
 use rxe_proto::proto::responder::{
     AccessFlags, DropReason, PlaceTarget, Responder, ResponderAction, ResponderConfig,
@@ -75,6 +75,7 @@ fn lost_ack_timeout_resend_duplicate() {
     // is rebuilt from the replay buffer.
     let acts = req_step(&mut req, RequesterEvent::RetryTimerExpired);
     assert!(transmits(&acts).is_empty());
+    assert_eq!(acts, vec![RequesterAction::GoBack { from: Psn::new(1000), cause: GoBackCause::Timeout }]);
     assert_eq!(req.retry_left(), 2);
     assert_eq!(req.counters().timeouts, 1);
     let acts = req_step(&mut req, RequesterEvent::Transmit { budget: 8 });

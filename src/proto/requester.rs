@@ -196,6 +196,26 @@ pub enum RequesterAction {
         /// Status of the WQE that failed.
         status: CompletionStatus,
     },
+    /// Go-back-N: transmission restarts at `from` (for tracing; the
+    /// packets follow as `Transmit`s with `retransmit` set).
+    GoBack {
+        /// First PSN sent again.
+        from: Psn,
+        /// What made the requester go back.
+        cause: GoBackCause,
+    },
+}
+
+/// Why the requester went back to resend.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GoBackCause {
+    /// A PSN sequence error NAK, or a response showing a READ or atomic
+    /// response was lost (implicit NAK).
+    Nak,
+    /// The retry timer expired.
+    Timeout,
+    /// The RNR timer expired after an RNR NAK.
+    Rnr,
 }
 
 /// Requester counters, named like rxe's hw counters.
@@ -388,6 +408,10 @@ impl<const N: usize> Requester<N> {
                 if self.wait_rnr && !self.error {
                     self.wait_rnr = false;
                     self.rewind();
+                    out.push(RequesterAction::GoBack {
+                        from: self.psn,
+                        cause: GoBackCause::Rnr,
+                    });
                 }
             }
         }
@@ -825,6 +849,10 @@ impl<const N: usize> Requester<N> {
         self.counters.completer_retry_err += 1;
         self.started_retry = true;
         self.rewind();
+        out.push(RequesterAction::GoBack {
+            from: self.psn,
+            cause: if timeout { GoBackCause::Timeout } else { GoBackCause::Nak },
+        });
     }
 
     /// Completes the oldest WQE and removes it from the replay buffer.

@@ -18,11 +18,12 @@ use crate::{
         headers::{Ieth, ImmDt},
         packet::ExtHeaders,
         qp_attr::{QpState, QpType},
-        requester::{RequesterAction, RequesterCounters, RequesterEvent},
+        requester::{GoBackCause, RequesterAction, RequesterCounters, RequesterEvent},
+        transport::CompletionStatus,
         work_request::{requester_wqe, NotTransport},
     },
     qp::{QpInner, RxeQp, TX_INFLIGHT_HIGH, TX_INFLIGHT_LOW},
-    sys::net::NetDevice,
+    sys::{net::NetDevice, trace},
 };
 use core::sync::atomic::Ordering::SeqCst;
 use kernel::prelude::*;
@@ -346,6 +347,21 @@ fn run(
         RequesterAction::DisarmRetryTimer => out.disarm_retry_timer(),
         RequesterAction::ArmRnrTimer { usecs } => out.arm_rnr_timer(usecs),
         RequesterAction::DropResponse { .. } => {}
-        RequesterAction::EnterError { .. } => super::complete::enter_error(rxe, qp, inner),
+        RequesterAction::GoBack { from, cause } => {
+            let cause = match cause {
+                GoBackCause::Nak => trace::GoBackCause::Nak,
+                GoBackCause::Timeout => trace::GoBackCause::Timeout,
+                GoBackCause::Rnr => trace::GoBackCause::Rnr,
+            };
+            trace::req_go_back(qp.body.qpn, from, cause);
+        }
+        RequesterAction::EnterError { status } => {
+            match status {
+                CompletionStatus::RetryExceededError => trace::retry_exhausted(qp.body.qpn, false),
+                CompletionStatus::RnrRetryExceededError => trace::retry_exhausted(qp.body.qpn, true),
+                _ => {}
+            }
+            super::complete::enter_error(rxe, qp, inner)
+        }
     }
 }

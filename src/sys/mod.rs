@@ -20,6 +20,7 @@ pub(crate) mod skb;
 pub(crate) mod srq;
 pub(crate) mod table;
 pub(crate) mod timer;
+pub(crate) mod trace;
 pub(crate) mod work;
 
 /// Number of possible CPUs (`num_possible_cpus()`).

@@ -418,7 +418,7 @@ pub fn run(cfg: &SimConfig) -> SimResult {
                     rnr_gen += 1;
                     link.at(now + u64::from(usecs) * 1000, Ev::RnrTimer(rnr_gen));
                 }
-                RequesterAction::DropResponse { .. } => {}
+                RequesterAction::DropResponse { .. } | RequesterAction::GoBack { .. } => {}
                 RequesterAction::EnterError { status } => req_error = Some(status),
             }
         }
