@@ -42,6 +42,9 @@ pub(crate) fn on_response(
     };
     // rxe's `ack_deferred`: response packets handed to the completer.
     rxe.counters.inc(crate::counters::Counter::AckDeferred);
+    if let Some(aeth) = pkt.ext.aeth {
+        crate::sys::trace::comp_ack(qp.body.qpn, resp.psn, pkt.opcode.as_u8(), aeth.syndrome.to_u8(), aeth.msn);
+    }
     send::step(rxe, qp, inner, ndev, out, RequesterEvent::Response(resp), Some(pkt.payload));
     super::transmit_or_kick(rxe, qp, inner, ndev, out);
 }

@@ -16,7 +16,8 @@ use crate::{
     counters::Counter,
     device::RxeDevice,
     proto::{
-        aeth::Aeth,
+        aeth::{Aeth, NakCode, Syndrome},
+        psn::Psn,
         headers::AtomicAckEth,
         opcode::Opcode,
         packet::{ExtHeaders, Packet},
@@ -29,7 +30,10 @@ use crate::{
         translate::RequestHeaders,
     },
     qp::{QpInner, RxeQp, WorkQueue},
-    sys::net::NetDevice,
+    sys::{
+        net::NetDevice,
+        trace::{self, PsnVerdict, ResponderReply},
+    },
 };
 use crate::proto::transport::RequestPacket;
 use kernel::prelude::*;
@@ -170,6 +174,7 @@ pub(crate) fn on_request(
     let mut actions: [Option<ResponderAction>; ACTIONS_MAX] = [None; ACTIONS_MAX];
     let mut n = 0;
     let before = *inner.rc.responder.counters();
+    let expected_psn = inner.rc.responder.expected_psn();
     {
         let QpInner { rq, rc, .. } = inner;
         let RcState {
@@ -197,6 +202,7 @@ pub(crate) fn on_request(
     c.add(Counter::DuplicateRequest, after.duplicate_request.wrapping_sub(before.duplicate_request));
     c.add(Counter::OutOfSeqRequest, after.out_of_seq_request.wrapping_sub(before.out_of_seq_request));
     c.add(Counter::SendRnrErr, after.send_rnr_err.wrapping_sub(before.send_rnr_err));
+    trace_psn_decision(qp.body.qpn, &req, expected_psn, &actions);
     if n > ACTIONS_MAX {
         pr_warn!("QP {:#x}: responder actions overflow\n", qp.body.qpn);
         super::complete::enter_error(rxe, qp, inner);
@@ -215,6 +221,35 @@ pub(crate) fn on_request(
     if !inner.rc.replies.is_empty() {
         super::transmit_or_kick(rxe, qp, inner, ndev, out);
     }
+}
+
+/// The `rxe_resp_psn` event for request `req`, checked against
+/// `expected_psn`, from what the responder answered (`actions`).
+fn trace_psn_decision(qpn: u32, req: &RequestPacket, expected_psn: Psn, actions: &[Option<ResponderAction>]) {
+    let diff = req.psn.diff(expected_psn);
+    let verdict = match diff {
+        0 => PsnVerdict::InOrder,
+        d if d < 0 => PsnVerdict::Duplicate,
+        _ => PsnVerdict::OutOfSequence,
+    };
+    let reply = actions.iter().flatten().find_map(|a| match *a {
+        ResponderAction::SendAck { psn, syndrome, .. } => Some((
+            match syndrome {
+                Syndrome::Ack { .. } => ResponderReply::Ack,
+                Syndrome::RnrNak { .. } => ResponderReply::RnrNak,
+                Syndrome::Nak(NakCode::PsnSequenceError) => ResponderReply::NakPsnSequence,
+                Syndrome::Nak(NakCode::InvalidRequest) => ResponderReply::NakInvalid,
+                Syndrome::Nak(NakCode::RemoteAccessError) => ResponderReply::NakAccess,
+                Syndrome::Nak(_) | Syndrome::Reserved(_) => ResponderReply::NakOperational,
+            },
+            psn,
+        )),
+        ResponderAction::SendReadResponses(r) => Some((ResponderReply::ReadResponse, r.next_psn())),
+        ResponderAction::SendAtomicAck { psn, .. } => Some((ResponderReply::AtomicAck, psn)),
+        _ => None,
+    });
+    let (reply, reply_psn) = reply.unwrap_or((ResponderReply::None, req.psn));
+    trace::resp_psn(qpn, req.psn, expected_psn, verdict, reply, reply_psn);
 }
 
 /// Sends the responder's queued replies while the QP's packets in flight
