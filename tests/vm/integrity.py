@@ -1,10 +1,17 @@
 """Data integrity over RC through stock librxe (pyverbs): random patterns
 through SEND, SEND with immediate, RDMA WRITE, WRITE with immediate and
 RDMA READ, at sizes from 1 byte to several MTUs, gathered from and
-scattered to many SGEs at odd offsets, between two QPs; every byte is
-checked, and every completion (opcode, length, immediate, QP).
+scattered to many SGEs at odd offsets (inline for small SENDs and
+WRITEs), between two QPs; every byte is checked, every completion
+(opcode, length, immediate, QP), and guard bytes around the target: a
+byte written outside the SGEs or the remote range is an error. Then
+ATOMIC compare-and-swap and fetch-and-add (original values and the remote
+word checked), many requests in flight at once, and zero-length READs.
 
     integrity.py DEV_A GID_INDEX_A DEV_B GID_INDEX_B
+
+RXE_MTU sets the path MTU (256, 512, 1024 default, 2048, 4096); RXE_SEED
+the patterns.
 
 The two ends may be one device talking to itself (loopback) or two devices
 joined by a network. Exits non-zero on the first difference."""
@@ -21,9 +28,15 @@ from pyverbs.addr import AHAttr, GlobalRoute
 from pyverbs.wr import RecvWR, SendWR, SGE
 import pyverbs.enums as e
 
-ACCESS = e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE | e.IBV_ACCESS_REMOTE_READ
+ACCESS = (e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE | e.IBV_ACCESS_REMOTE_READ
+          | e.IBV_ACCESS_REMOTE_ATOMIC)
 MAX_SGE = 16
+MAX_INLINE = 128
 BUF = 1 << 20
+MTUS = {256: e.IBV_MTU_256, 512: e.IBV_MTU_512, 1024: e.IBV_MTU_1024, 2048: e.IBV_MTU_2048,
+        4096: e.IBV_MTU_4096}
+PATH_MTU = MTUS[int(os.environ.get("RXE_MTU", "1024"))]
+GUARD = 0xA5
 
 
 class End:
@@ -35,7 +48,8 @@ class End:
         self.gid = self.ctx.query_gid(port_num=1, index=gid_index)
         self.pd = PD(self.ctx)
         self.cq = CQ(self.ctx, 256)
-        cap = QPCap(max_send_wr=64, max_recv_wr=64, max_send_sge=MAX_SGE, max_recv_sge=MAX_SGE)
+        cap = QPCap(max_send_wr=64, max_recv_wr=64, max_send_sge=MAX_SGE, max_recv_sge=MAX_SGE,
+                    max_inline_data=MAX_INLINE)
         self.qp = QP(self.pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=self.cq, rcq=self.cq, cap=cap))
         self.mr = MR(self.pd, BUF, ACCESS)
 
@@ -46,7 +60,7 @@ class End:
         a.qp_access_flags = ACCESS
         self.qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT | e.IBV_QP_ACCESS_FLAGS)
         a = QPAttr(qp_state=e.IBV_QPS_RTR)
-        a.path_mtu = e.IBV_MTU_1024
+        a.path_mtu = PATH_MTU
         a.dest_qp_num = peer.qp.qp_num
         a.rq_psn = psn_remote
         a.max_dest_rd_atomic = 4
@@ -82,6 +96,22 @@ class End:
     def gather(self, spans):
         return b"".join(self.mr.read(n, off) for off, n in spans)
 
+    def guard(self, start, end):
+        """Fills [start, end) of the buffer with guard bytes."""
+        self.mr.write(bytes([GUARD]) * (end - start), end - start, start)
+
+    def check_guard(self, start, end, spans, what):
+        """Every byte of [start, end) outside `spans` still holds the guard."""
+        got = self.mr.read(end - start, start)
+        at = start
+        for off, n in sorted(spans) + [(end, 0)]:
+            gap = got[at - start:off - start]
+            if gap != bytes([GUARD]) * len(gap):
+                i = next(i for i, b in enumerate(gap) if b != GUARD)
+                raise AssertionError("%s: byte %d outside the target changed (0x%02x)"
+                                     % (what, at + i, gap[i]))
+            at = max(at, off + n)
+
 
 def poll(cq, want, deadline=60):
     got, end = [], time.time() + deadline
@@ -93,6 +123,72 @@ def poll(cq, want, deadline=60):
     for wc in got:
         assert wc.status == e.IBV_WC_SUCCESS, "completion status %d (wr_id %d)" % (wc.status, wc.wr_id)
     return got
+
+
+def atomics(a, b, rng):
+    """CMP_SWP (equal and not) and FETCH_ADD (with carry and wrap) on
+    remote words: the original value lands in the local buffer, the
+    remote word changes as the operation says, the words around it not."""
+    base = 3 * BUF // 4
+    b.guard(base - 64, base + 128)
+    a.guard(base - 64, base + 128)
+    word = rng.randrange(1 << 64)
+    b.mr.write(word.to_bytes(8, "little"), 8, base + 8)
+    model = word
+    steps = [("fadd", 1), ("fadd", (1 << 64) - 1), ("fadd", 0xffff_ffff), ("cas_eq", None),
+             ("cas_ne", None), ("fadd", rng.randrange(1 << 64))]
+    for i, (kind, arg) in enumerate(steps):
+        wr = SendWR(wr_id=100 + i, num_sge=1, sg=[SGE(a.mr.buf + base + 8, 8, a.mr.lkey)],
+                    send_flags=e.IBV_SEND_SIGNALED,
+                    opcode=e.IBV_WR_ATOMIC_FETCH_AND_ADD if kind == "fadd" else e.IBV_WR_ATOMIC_CMP_AND_SWP)
+        swap = rng.randrange(1 << 64)
+        if kind == "fadd":
+            wr.set_wr_atomic(rkey=b.mr.rkey, addr=b.mr.buf + base + 8, compare_add=arg, swap=0)
+            new = (model + arg) % (1 << 64)
+        else:
+            compare = model if kind == "cas_eq" else model ^ 1
+            wr.set_wr_atomic(rkey=b.mr.rkey, addr=b.mr.buf + base + 8, compare_add=compare, swap=swap)
+            new = swap if kind == "cas_eq" else model
+        a.qp.post_send(wr)
+        (sc,) = poll(a.cq, 1)
+        assert sc.wr_id == 100 + i, sc.wr_id
+        orig = int.from_bytes(a.mr.read(8, base + 8), "little")
+        remote = int.from_bytes(b.mr.read(8, base + 8), "little")
+        assert orig == model, "%s: original %#x, expected %#x" % (kind, orig, model)
+        assert remote == new, "%s: remote %#x, expected %#x" % (kind, remote, new)
+        model = new
+    b.check_guard(base - 64, base + 128, [(base + 8, 8)], "atomic target")
+    a.check_guard(base - 64, base + 128, [(base + 8, 8)], "atomic result")
+
+
+def in_flight(a, b, rng):
+    """32 WRITEs and 16 SENDs posted before any completion is polled."""
+    writes, sends = 32, 16
+    size = 3000
+    for i in range(sends):
+        b.qp.post_recv(RecvWR(wr_id=500 + i, num_sge=1, sg=[SGE(b.mr.buf + BUF // 2 + i * 4096, 4096, b.mr.lkey)]))
+    patterns = [rng.randbytes(size) for _ in range(writes + sends)]
+    for i, p in enumerate(patterns):
+        a.mr.write(p, size, i * 4096)
+    for i in range(writes + sends):
+        if i % 3 == 2 and i // 3 < sends:
+            wr = SendWR(wr_id=1000 + i, opcode=e.IBV_WR_SEND, num_sge=1,
+                        sg=[SGE(a.mr.buf + i * 4096, size, a.mr.lkey)], send_flags=e.IBV_SEND_SIGNALED)
+        else:
+            wr = SendWR(wr_id=1000 + i, opcode=e.IBV_WR_RDMA_WRITE, num_sge=1,
+                        sg=[SGE(a.mr.buf + i * 4096, size, a.mr.lkey)], send_flags=e.IBV_SEND_SIGNALED)
+            wr.set_wr_rdma(b.mr.rkey, b.mr.buf + i * 4096)
+        a.qp.post_send(wr)
+    done = poll(a.cq, writes + sends)
+    assert [wc.wr_id for wc in done] == list(range(1000, 1000 + writes + sends)), "send completions out of order"
+    recvs = poll(b.cq, sends)
+    assert [wc.wr_id for wc in recvs] == list(range(500, 500 + sends)), "receive completions out of order"
+    for i, p in enumerate(patterns):
+        if i % 3 == 2 and i // 3 < sends:
+            got = b.mr.read(size, BUF // 2 + (i // 3) * 4096)
+        else:
+            got = b.mr.read(size, i * 4096)
+        assert got == p, "in flight: message %d differs" % i
 
 
 def main():
@@ -115,10 +211,14 @@ def main():
                 # Local side of the initiator: the data for SEND/WRITE, the
                 # landing place for READ.
                 local, local_spans = a.sges(src_off, size, nsge, rng)
+                # The area an operation may write: guarded around its target.
+                span_end = src_off + size + 64 * nsge
+                dst_end = dst_off + size + 64 * nsge
                 if opcode == e.IBV_WR_RDMA_READ:
                     b.mr.write(pattern, size, dst_off)
-                    a.mr.write(bytes(size + 64 * nsge), size + 64 * nsge, src_off)
+                    a.guard(0, span_end + 64)
                 else:
+                    b.guard(0, dst_end + 64)
                     for (off, n), i in zip(local_spans, range(len(local_spans))):
                         start = sum(l for _, l in local_spans[:i])
                         a.mr.write(pattern[start:start + n], n, off)
@@ -129,8 +229,11 @@ def main():
                     b.qp.post_recv(RecvWR(wr_id=2, num_sge=len(rsg), sg=rsg))
                 elif opcode == e.IBV_WR_RDMA_WRITE_WITH_IMM:
                     b.qp.post_recv(RecvWR(wr_id=2, num_sge=1, sg=[SGE(b.mr.buf + BUF - 64, 64, b.mr.lkey)]))
+                flags = e.IBV_SEND_SIGNALED
+                if size <= MAX_INLINE and opcode != e.IBV_WR_RDMA_READ:
+                    flags |= e.IBV_SEND_INLINE
                 wr = SendWR(wr_id=1, opcode=opcode, num_sge=len(local), sg=local,
-                            send_flags=e.IBV_SEND_SIGNALED, imm_data=imm)
+                            send_flags=flags, imm_data=imm)
                 if opcode not in (e.IBV_WR_SEND, e.IBV_WR_SEND_WITH_IMM):
                     wr.set_wr_rdma(b.mr.rkey, b.mr.buf + dst_off)
                 a.qp.post_send(wr)
@@ -142,15 +245,20 @@ def main():
                     assert rc.wr_id == 2 and rc.byte_len == size, (name, size, rc.byte_len)
                     if opcode != e.IBV_WR_SEND:
                         assert rc.wc_flags & e.IBV_WC_WITH_IMM, (name, size)
+                what = "%s %d bytes %d SGEs" % (name, size, nsge)
                 if opcode == e.IBV_WR_RDMA_READ:
                     got = a.gather(local_spans)
+                    a.check_guard(0, span_end + 64, local_spans, what)
                 else:
                     got = b.gather(remote_spans)
+                    b.check_guard(0, dst_end + 64, remote_spans, what)
                 if got != pattern:
                     first = next(i for i in range(size) if got[i] != pattern[i])
                     raise AssertionError("%s %d bytes %d SGEs: first difference at byte %d"
                                          % (name, size, nsge, first))
                 checked += size
+    atomics(a, b, rng)
+    in_flight(a, b, rng)
     # A zero-length READ names no memory: the responder answers it whatever
     # its rkey (rxe checks no key for it), and the READ completes.
     for rkey in (b.mr.rkey, 0xdead_beef):
