@@ -35,7 +35,7 @@ counters() { # DEV [netns]: the transport counters that show faults
 }
 
 bad=0
-for cond in "loss 1%" "loss 5%" "duplicate 1%" "delay 2ms reorder 75% 50%"; do
+for cond in "loss 1%" "loss 5%" "duplicate 1%" "delay 2ms reorder 25% 50%"; do
     netem_both $cond || fail "netem $cond"
     bound=600
     [ "$RXE_DRIVER" = c ] && bound=${RXE_C_LOSSY_BOUND:-90}
