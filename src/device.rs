@@ -5,7 +5,8 @@
 
 use crate::{
     counters::{Counter, Counters},
-    fault::FaultsFile,
+    debugfs::DeviceDebugfs,
+    fault::FaultInjector,
     netns,
     params::{self, IbMtu},
     sys::{
@@ -65,8 +66,9 @@ pub(crate) struct RxeDevice {
     pub(crate) srqs: IndexTable<crate::srq::RxeSrq>,
     /// Hardware counters reported by `get_hw_stats`.
     pub(crate) counters: Counters,
-    /// Fault-injection rules (debugfs `faults`), if debugfs could have them.
-    pub(crate) faults: DeviceBox<FaultsFile>,
+    /// The device's debugfs files (fault rules, QP state), if debugfs
+    /// could have them.
+    pub(crate) debugfs: DeviceBox<DeviceDebugfs>,
 }
 
 // SAFETY: The raw `netns` pointer is an identity used under the netns lock;
@@ -128,8 +130,9 @@ pub(crate) fn newlink(name: &CStr, ndev: &NetDevice) -> Result {
         rxe.netns = net.as_ptr();
         rxe.holds_sockets = AtomicBool::new(true);
         // Without debugfs the device works, with no fault injection.
-        if let Ok(faults) = crate::fault::create(name) {
-            rxe.faults.set(faults);
+        // SAFETY: The files are dropped in `release`, before the device.
+        if let Ok(files) = unsafe { crate::debugfs::create(rxe, name) } {
+            rxe.debugfs.set(files);
         }
         Ok(())
     })
@@ -267,6 +270,11 @@ impl RxeDevice {
         }
     }
 
+    /// The fault rules, when some are set (the packet paths' one check).
+    pub(crate) fn active_faults(&self) -> Option<&FaultInjector> {
+        self.debugfs.get().map(|d| d.get_ref().faults()).filter(|f| f.active())
+    }
+
     /// The port's active MTU in bytes: the largest UD message.
     pub(crate) fn active_mtu_bytes(&self) -> u32 {
         128 << self.active_mtu.load(Ordering::Relaxed).clamp(1, 5)
@@ -299,7 +307,7 @@ impl RxeDevice {
         unsafe { self.srqs.destroy() };
         // SAFETY: No packet path runs for the device any more: its QPs are
         // destroyed and its netdev no longer maps to it.
-        unsafe { self.faults.release() };
+        unsafe { self.debugfs.release() };
     }
 }
 

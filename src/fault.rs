@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Fault injection on one device's packets: the `faults` file in
-//! `/sys/kernel/debug/rdma_rxe/<device>/` (the rules and their counters,
-//! see `proto::fault` and Documentation/faults.md), and the checks the
-//! transmit and receive paths make. With no rule set, a packet costs one
-//! relaxed load of a flag.
+//! Fault injection on one device's packets: the rules of its `faults`
+//! file in debugfs (crate::debugfs; syntax in `proto::fault` and
+//! Documentation/faults.md), and the checks the transmit and receive
+//! paths make. With no rule set, a packet costs one relaxed load of a flag.
 
 use crate::{
     new_spinlock_bh,
@@ -15,34 +14,13 @@ use core::{
     fmt,
     sync::atomic::{AtomicBool, Ordering},
 };
-use kernel::{debugfs, prelude::*, str::CStr, uaccess::UserSliceReader};
+use kernel::{prelude::*, uaccess::UserSliceReader};
 
 /// Received packets one device holds back at once for `delay` rules.
 const HELD_MAX: usize = 16;
 
 /// Largest rule set accepted in one write.
 const RULES_TEXT_MAX: usize = 4096;
-
-kernel::sync::global_lock! {
-    // SAFETY: Initialised by `init` in module init before first use.
-    unsafe(uninit) static DEBUGFS_ROOT: Mutex<Option<debugfs::Dir>> = None;
-}
-
-/// Creates `/sys/kernel/debug/rdma_rxe`.
-///
-/// # Safety
-///
-/// Called once, from module init, before any device exists.
-pub(crate) unsafe fn init() {
-    // SAFETY: Called once, before any use of the lock.
-    unsafe { DEBUGFS_ROOT.init() };
-    *DEBUGFS_ROOT.lock() = Some(debugfs::Dir::new(c"rdma_rxe"));
-}
-
-/// Lets go of the root directory (it goes once the devices' files are gone).
-pub(crate) fn exit() {
-    *DEBUGFS_ROOT.lock() = None;
-}
 
 /// A received packet held back by a `delay` rule: a copy of its IP header,
 /// UDP header and RoCE packet, in that order.
@@ -83,7 +61,8 @@ pub(crate) struct FaultInjector {
 }
 
 impl FaultInjector {
-    fn new() -> impl PinInit<Self, Error> {
+    /// No rules.
+    pub(crate) fn new() -> impl PinInit<Self, Error> {
         try_pin_init!(FaultInjector {
             active: AtomicBool::new(false),
             state <- new_spinlock_bh!(
@@ -151,11 +130,13 @@ impl FaultInjector {
     }
 }
 
-fn show(faults: &FaultInjector, out: &mut fmt::Formatter<'_>) -> fmt::Result {
+/// Reads the `faults` file: the rules, each with its counters.
+pub(crate) fn show(faults: &FaultInjector, out: &mut fmt::Formatter<'_>) -> fmt::Result {
     faults.state.lock().rules.render(out)
 }
 
-fn store(faults: &FaultInjector, reader: &mut UserSliceReader) -> Result {
+/// Writes the `faults` file: a new rule set (empty: none).
+pub(crate) fn store(faults: &FaultInjector, reader: &mut UserSliceReader) -> Result {
     let len = reader.len();
     if len > RULES_TEXT_MAX {
         pr_warn!("faults: a rule set is at most {RULES_TEXT_MAX} bytes\n");
@@ -164,17 +145,4 @@ fn store(faults: &FaultInjector, reader: &mut UserSliceReader) -> Result {
     let mut text = KVec::from_elem(0u8, len, GFP_KERNEL)?;
     reader.read_slice(&mut text)?;
     faults.set_rules(&text)
-}
-
-/// The debugfs file of a device's fault rules, which owns them.
-pub(crate) type FaultsFile = debugfs::File<FaultInjector>;
-
-/// Creates `/sys/kernel/debug/rdma_rxe/<device>/faults` for the device
-/// `name`. The directory goes when the file does.
-pub(crate) fn create(name: &CStr) -> Result<Pin<KBox<FaultsFile>>> {
-    let dir = DEBUGFS_ROOT.lock().as_ref().ok_or(ENOENT)?.subdir(name);
-    KBox::pin_init(
-        dir.read_write_callback_file(c"faults", FaultInjector::new(), &show, &store),
-        GFP_KERNEL,
-    )
 }

@@ -68,7 +68,7 @@ fn receive(d: &RxDatagram<'_>) {
         return;
     };
     let (ip, udp, roce) = (d.ip(), d.udp(), d.payload());
-    let Some(faults) = rxe.faults.get().filter(|f| f.active()) else {
+    let Some(faults) = rxe.active_faults() else {
         deliver(&rxe, d.ndev(), ip, udp, roce);
         return;
     };

@@ -257,6 +257,11 @@ void rxe_glue_xa_unlock_irqrestore(struct xarray *xa, unsigned long flags)
 	xa_unlock_irqrestore(xa, flags);
 }
 
+void *rxe_glue_xa_find_from(struct xarray *xa, unsigned long *index)
+{
+	return xa_find(xa, index, ULONG_MAX, XA_PRESENT);
+}
+
 void rxe_glue_memcpy_to_page(struct page *page, size_t offset, const void *src, size_t len)
 {
 	memcpy_to_page(page, offset, src, len);

@@ -115,6 +115,11 @@ void *rxe_glue_xa_erase(struct xarray *xa, unsigned long index);
  */
 unsigned long rxe_glue_xa_lock_irqsave(struct xarray *xa);
 void rxe_glue_xa_unlock_irqrestore(struct xarray *xa, unsigned long flags);
+/*
+ * The first entry at or after *index (reserved slots skipped), its index
+ * in *index; NULL if none. The caller holds the xarray's lock.
+ */
+void *rxe_glue_xa_find_from(struct xarray *xa, unsigned long *index);
 /* memcpy_to_page() / memcpy_from_page(): @offset + @len within the page. */
 void rxe_glue_memcpy_to_page(struct page *page, size_t offset, const void *src, size_t len);
 void rxe_glue_memcpy_from_page(void *dst, struct page *page, size_t offset, size_t len);

@@ -12,6 +12,7 @@ pub mod abi;
 mod ah;
 mod counters;
 mod cq;
+mod debugfs;
 mod device;
 mod fault;
 mod mr;
@@ -56,21 +57,21 @@ impl kernel::Module for RxeModule {
         // SAFETY: Module init runs once, before the link type is registered.
         unsafe { device::init() };
         // SAFETY: Module init runs once, before any device exists.
-        unsafe { fault::init() };
+        unsafe { debugfs::init() };
         // SAFETY: Module init runs once, before any device exists.
         unsafe { rc::init() };
         // SAFETY: Once, at init, before any device (so any packet) exists.
         unsafe { sys::skb::loopback_init(recv::udp_encap_recv) };
         // SAFETY: Module init runs once; `exit` in `drop` balances it.
         if let Err(e) = unsafe { netns::init() } {
-            fault::exit();
+            debugfs::exit();
             return Err(e);
         }
         // SAFETY: Registered once here, unregistered in `drop`.
         if let Err(e) = unsafe { NETDEV_NOTIFIER.register(netdev_notifier_callback) } {
             // SAFETY: `netns::init` succeeded above.
             unsafe { netns::exit() };
-            fault::exit();
+            debugfs::exit();
             return Err(e);
         }
         sys::ib::register_link_ops();
@@ -89,7 +90,7 @@ impl Drop for RxeModule {
         unsafe { netns::exit() };
         // SAFETY: Once, at exit; every device, so every QP, is gone.
         unsafe { sys::skb::loopback_exit() };
-        fault::exit();
+        debugfs::exit();
         pr_info!("unloaded ({} datagrams had no queue pair)\n", recv::dropped_no_qp());
     }
 }

@@ -99,7 +99,7 @@ impl Outbox {
     pub(crate) fn send(self, rxe: &RxeDevice, qp: &RxeQp) {
         let (retry, rnr) = (self.retry_timer, self.rnr_timer);
         let mut lost = self.lost;
-        let faults = rxe.faults.get().filter(|f| f.active());
+        let faults = rxe.active_faults();
         for mut skb in self.packets {
             let action = faults.and_then(|f| f.decide(Direction::Tx, skb.packet()));
             match action {

@@ -2,10 +2,13 @@
 
 //! [`DeviceBox`]: a heap object one device owns from its creation to its
 //! release, in driver memory that ib_core allocates zeroed and frees without
-//! running Rust destructors.
+//! running Rust destructors; [`OwnerDevice`]: a way back from such an
+//! object to its device.
 
 use core::pin::Pin;
 use core::sync::atomic::{AtomicPtr, Ordering};
+use crate::device::RxeDevice;
+use core::ptr::NonNull;
 use kernel::prelude::*;
 
 /// An optional pinned heap object, set while the device is created and
@@ -52,5 +55,36 @@ impl<T> DeviceBox<T> {
             // SAFETY: By the type invariant; no borrow is left (our contract).
             drop(unsafe { Pin::new_unchecked(KBox::from_raw(raw)) });
         }
+    }
+}
+
+/// The device that owns the object holding this (through a
+/// [`DeviceBox`]), for that object's callbacks.
+///
+/// # Invariants
+///
+/// Points to the owning device, which outlives the holder.
+pub(crate) struct OwnerDevice(NonNull<RxeDevice>);
+
+// SAFETY: The device is shared between contexts anyway (`RxeDevice: Sync`).
+unsafe impl Send for OwnerDevice {}
+// SAFETY: As above.
+unsafe impl Sync for OwnerDevice {}
+
+impl OwnerDevice {
+    /// A way back to `rxe`.
+    ///
+    /// # Safety
+    ///
+    /// The holder of the result is owned by `rxe` and dropped before it.
+    pub(crate) unsafe fn new(rxe: &RxeDevice) -> Self {
+        // INVARIANT: The caller promises the device outlives us.
+        OwnerDevice(NonNull::from(rxe))
+    }
+
+    /// The device.
+    pub(crate) fn get(&self) -> &RxeDevice {
+        // SAFETY: By the type invariant the device is live.
+        unsafe { self.0.as_ref() }
     }
 }

@@ -192,6 +192,25 @@ impl<T: Counted> IndexTable<T> {
         }
     }
 
+    /// The first object at `index` or after, with its number, and a use
+    /// of it (to walk the table: `next_from(found + 1)`).
+    pub(crate) fn next_from(&self, index: u32) -> Option<(u32, TableRef<T>)> {
+        let mut at = index as core::ffi::c_ulong;
+        // SAFETY: Initialised table. Under the lock no entry can be
+        // removed, so a found object is live and holds the table's use
+        // while we add ours.
+        unsafe {
+            let flags = bindings::rxe_glue_xa_lock_irqsave(self.xa.get());
+            let entry = bindings::rxe_glue_xa_find_from(self.xa.get(), &mut at).cast::<T>();
+            let found = NonNull::new(entry).map(|obj| {
+                obj.as_ref().uses().get();
+                TableRef { obj }
+            });
+            bindings::rxe_glue_xa_unlock_irqrestore(self.xa.get(), flags);
+            found.and_then(|r| Some((u32::try_from(at).ok()?, r)))
+        }
+    }
+
     /// Runs `f` on the object at `index` under the table's lock, without
     /// taking a use: for objects whose removal must not wait (an AH, which
     /// a kernel caller may destroy with interrupts off). `f` must be short
