@@ -15,6 +15,21 @@ rxe_load || fail "modprobe"
 two_namespaces || fail "two-namespace set-up"
 [ -w /sys/kernel/debug/rdma_rxe/rxe0/faults ] || fail "no faults file for rxe0"
 [ -d /sys/kernel/tracing/events/rdma_rxe ] || fail "no rdma_rxe trace events"
+# The file itself: root only, refuses a bad rule set whole with a reason,
+# reads back what it holds, clears on an empty write.
+f=/sys/kernel/debug/rdma_rxe/rxe0/faults
+[ "$(stat -c %a "$f")" = 600 ] || fail "faults is mode $(stat -c %a "$f"), not 600"
+expect_not "a user that is not root cannot write it" \
+    setpriv --reuid nobody --regid nogroup --clear-groups sh -c "echo drop > $f"
+expect "a valid rule" sh -c "echo 'drop dir=tx class=ack prob=0.5 seed=3' > $f"
+expect_not "an invalid rule set (second line)" sh -c "printf 'dup\ndrop dir=up\n' > $f"
+dmesg | tail -5 | grep -q "faults: rule on line 2: dir must be tx or rx; rules unchanged" ||
+    fail "no reason in the kernel log"
+grep -qx "drop dir=tx class=ack prob=0.500000 seed=3 # matched=0 acted=0" "$f" ||
+    fail "rules read back: $(cat "$f")"
+expect "clear" sh -c "echo > $f"
+[ -z "$(cat "$f")" ] || fail "not cleared: $(cat "$f")"
+note "ok: faults file: mode 600, EINVAL with a reason, read back, cleared"
 expect "walkthroughs" /usr/bin/python3 "$(dirname "$0")/walkthrough.py" rxe0 "$g0" rxe1 "$g1"
 sed 's/^/  /' /tmp/expect.out
 echo 0 > /sys/kernel/tracing/events/rdma_rxe/enable
