@@ -112,7 +112,7 @@ impl FaultInjector {
     /// and drops the packets held.
     fn set_rules(&self, text: &[u8]) -> Result {
         let rules = FaultRules::parse(text).map_err(|e| {
-            pr_warn!("faults: {e}; rules unchanged\n");
+            pr_warn!("faults: rule on line {}: {}; rules unchanged\n", e.line, e.reason);
             EINVAL
         })?;
         let active = !rules.is_empty();

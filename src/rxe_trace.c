@@ -5,6 +5,7 @@
  * inlines. Each wrapper tests the event's static key first.
  */
 #include <linux/types.h>
+#include <rdma/ib_verbs.h>
 
 #define CREATE_TRACE_POINTS
 #include "rxe_trace.h"

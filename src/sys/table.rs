@@ -195,7 +195,7 @@ impl<T: Counted> IndexTable<T> {
     /// The first object at `index` or after, with its number, and a use
     /// of it (to walk the table: `next_from(found + 1)`).
     pub(crate) fn next_from(&self, index: u32) -> Option<(u32, TableRef<T>)> {
-        let mut at = index as core::ffi::c_ulong;
+        let mut at = index as usize;
         // SAFETY: Initialised table. Under the lock no entry can be
         // removed, so a found object is live and holds the table's use
         // while we add ours.
