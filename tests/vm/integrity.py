@@ -265,7 +265,9 @@ def main():
     # A zero-length READ names no memory: the responder answers it whatever
     # its rkey (rxe checks no key for it), and the READ completes.
     for rkey in (b.mr.rkey, 0xdead_beef):
-        wr = SendWR(wr_id=3, opcode=e.IBV_WR_RDMA_READ, num_sge=0, sg=None, send_flags=e.IBV_SEND_SIGNALED)
+        # pyverbs wants an SGE: one of length 0 makes the READ zero-length.
+        wr = SendWR(wr_id=3, opcode=e.IBV_WR_RDMA_READ, num_sge=1, sg=[SGE(a.mr.buf, 0, a.mr.lkey)],
+                    send_flags=e.IBV_SEND_SIGNALED)
         wr.set_wr_rdma(rkey, 0)
         a.qp.post_send(wr)
         (sc,) = poll(a.cq, 1)
