@@ -149,13 +149,15 @@ pub(crate) fn flush_sq(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
     }
 }
 
-/// Flushes the receive WQE in progress and, without an SRQ, every RQ entry.
+/// Flushes the receive WQEs this QP took (the one in progress, one taken
+/// ahead) and, without an SRQ, every RQ entry.
 pub(crate) fn flush_rq(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
     use crate::abi::queue::SharedBuf;
-    if let Some(wqe) = inner.rc.recv.take() {
+    // The WQE being filled, then one taken for the next message: both are
+    // out of their ring (an SRQ's included) and this QP's to complete.
+    for wqe in [inner.rc.recv.take(), inner.rc.next_recv.take()].into_iter().flatten() {
         super::post_recv_cqe(rxe, qp, &Cqe::flush(wqe.wr_id, qp.body.qpn), false, None);
     }
-    inner.rc.peeked_recv = None;
     inner.rc.recv_failed = None;
     let Some(rq) = inner.rq.as_mut() else {
         return;

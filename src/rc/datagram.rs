@@ -131,11 +131,8 @@ pub(crate) fn on_request(
     let Some(deth) = pkt.ext.deth else {
         return;
     };
-    if super::respond::peek_recv(qp, &inner.rq, &mut inner.rc.peeked_recv).is_none() {
+    let Some(wqe) = super::respond::next_recv(qp, inner) else {
         // No receive WQE: UD drops the message (uncounted, as rxe).
-        return;
-    }
-    let Some(wqe) = super::respond::consume_recv(qp, inner) else {
         return;
     };
     let pd = qp.ibqp.pd_id();

@@ -67,8 +67,10 @@ pub(crate) struct RcState {
     pub(crate) next_id: u64,
     /// SQ entries taken beyond the ring's consumer index.
     pub(crate) taken: u32,
-    /// The receive WQE at the head of the RQ/SRQ, copied by a look ahead.
-    pub(crate) peeked_recv: Option<RecvWqe>,
+    /// The receive WQE the responder's look-ahead took out of the RQ/SRQ
+    /// for the message about to start (consumed in the same step; if the
+    /// QP fails first, it is this QP's to flush: no other QP can take it).
+    pub(crate) next_recv: Option<RecvWqe>,
     /// The receive WQE a SEND (or WRITE with immediate) is filling.
     pub(crate) recv: Option<RecvWqe>,
     /// Placement into `recv` failed: it completes with this status.
@@ -110,7 +112,7 @@ impl RcState {
                 actions: KVec::with_capacity(send::ACTIONS_MAX, GFP_KERNEL)?,
                 next_id: 0,
                 taken: 0,
-                peeked_recv: None,
+                next_recv: None,
                 recv: None,
                 recv_failed: None,
                 sending: false,
@@ -197,7 +199,7 @@ pub(crate) fn state_changed(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner, ol
             rc.last_wqe_raised = false;
             rc.taken = 0;
             rc.next_id = 0;
-            rc.peeked_recv = None;
+            rc.next_recv = None;
             rc.recv = None;
             rc.recv_failed = None;
             rc.replies.clear();
