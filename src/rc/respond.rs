@@ -233,21 +233,32 @@ pub(crate) fn send_replies(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner, nde
     }
 }
 
-/// Sends every queued reply now, room or not: the QP is about to enter
-/// ERROR and the last of them is the NAK that tells the requester why.
-fn send_all_replies(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner, ndev: &NetDevice, out: &mut Outbox) {
-    while send_one_reply(rxe, qp, inner, ndev, out) {}
+/// The QP is about to enter ERROR: sends the queued ACKs, NAKs and atomic
+/// ACKs now, room or not (the last of them is the NAK that tells the
+/// requester why), and abandons the READ replies, as rxe drops its reply in
+/// progress when its QP fails: a QP in ERROR owes no data, and a READ of
+/// gigabytes must not be built here, with bottom halves off and the QP lock
+/// held. One packet at most per queued reply, so bounded by the queue.
+fn send_final_replies(rxe: &RxeDevice, inner: &mut QpInner, ndev: &NetDevice, out: &mut Outbox) {
+    while let Some(packet) = inner.rc.replies.next_packet() {
+        match packet {
+            ReplyPacket::One(one) => emit_one(rxe, inner, ndev, out, one),
+            ReplyPacket::ReadResponse(p) => {
+                // `next_packet` keeps a READ reply at the front until its
+                // last packet: drop the rest of it.
+                if p.position != Position::Last && p.position != Position::Only {
+                    inner.rc.replies.pop_front();
+                }
+            }
+        }
+    }
 }
 
-/// Builds the next queued reply packet into `out`; `false` when the queue
-/// is empty.
-fn send_one_reply(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner, ndev: &NetDevice, out: &mut Outbox) -> bool {
-    let Some(packet) = inner.rc.replies.next_packet() else {
-        return false;
-    };
+/// Builds an ACK, NAK or atomic ACK into `out`.
+fn emit_one(rxe: &RxeDevice, inner: &QpInner, ndev: &NetDevice, out: &mut Outbox, one: OnePacket) {
     let path = Path::new(ndev, &inner.attrs, inner.src_port);
-    match packet {
-        ReplyPacket::One(OnePacket::Ack { psn, syndrome, msn }) => {
+    match one {
+        OnePacket::Ack { psn, syndrome, msn } => {
             let bth = path.bth(Opcode::RcAcknowledge, psn, false, false);
             let ext = ExtHeaders {
                 aeth: Some(Aeth { syndrome, msn }),
@@ -255,7 +266,7 @@ fn send_one_reply(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner, ndev: &NetDe
             };
             let _ = path.emit(rxe, out, &bth, &ext, 0, |_| Ok(()));
         }
-        ReplyPacket::One(OnePacket::AtomicAck { psn, orig, msn }) => {
+        OnePacket::AtomicAck { psn, orig, msn } => {
             let bth = path.bth(Opcode::RcAtomicAcknowledge, psn, false, false);
             let ext = ExtHeaders {
                 aeth: Some(Aeth::ack(msn)),
@@ -264,7 +275,19 @@ fn send_one_reply(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner, ndev: &NetDe
             };
             let _ = path.emit(rxe, out, &bth, &ext, 0, |_| Ok(()));
         }
+    }
+}
+
+/// Builds the next queued reply packet into `out`; `false` when the queue
+/// is empty.
+fn send_one_reply(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner, ndev: &NetDevice, out: &mut Outbox) -> bool {
+    let Some(packet) = inner.rc.replies.next_packet() else {
+        return false;
+    };
+    match packet {
+        ReplyPacket::One(one) => emit_one(rxe, inner, ndev, out, one),
         ReplyPacket::ReadResponse(p) => {
+            let path = Path::new(ndev, &inner.attrs, inner.src_port);
             let bth = path.bth(p.opcode(), p.psn, false, false);
             let ext = ExtHeaders {
                 aeth: p.aeth_msn.map(Aeth::ack),
@@ -375,7 +398,7 @@ fn run(
         // Counted from the responder's counters in `on_request`.
         ResponderAction::Drop { .. } => {}
         ResponderAction::EnterError { .. } => {
-            send_all_replies(rxe, qp, inner, ndev, out);
+            send_final_replies(rxe, inner, ndev, out);
             super::complete::enter_error(rxe, qp, inner);
         }
     }
