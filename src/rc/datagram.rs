@@ -153,6 +153,9 @@ pub(crate) fn on_request(
             Err(_) => Cqe::recv_error(wqe.wr_id, qp.body.qpn, WcStatus::LocProtErr),
         }
     };
-    super::post_recv_cqe(rxe, qp, &cqe, pkt.bth.se, Some(network));
+    if !super::post_recv_cqe(rxe, qp, &cqe, pkt.bth.se, Some(network)) {
+        // The completion is lost: the QP fails, as rxe's (class G).
+        super::complete::enter_error(rxe, qp, inner);
+    }
 }
 

@@ -270,14 +270,17 @@ pub(crate) fn transmit(rxe: &RxeDevice, qp: &RxeQp, ndev: &crate::sys::net::NetD
 
 /// Posts a receive-side completion, counting an overflow. `network` is
 /// the packets' network for a message received (a kernel CQ reports it,
-/// as rxe does), `None` for a flushed WQE.
+/// as rxe does), `None` for a flushed WQE. Returns `false` if the CQ was
+/// full (the CQ raised its error event): a message's completion lost that
+/// way moves the QP to ERROR (the caller's part), as in rxe.
+#[must_use]
 pub(crate) fn post_recv_cqe(
     rxe: &RxeDevice,
     qp: &RxeQp,
     cqe: &Cqe,
     solicited: bool,
     network: Option<Network>,
-) {
+) -> bool {
     let extra = KernelWcExtra {
         qp: qp.ibqp.cookie(),
         network_hdr_type: match network {
@@ -289,16 +292,17 @@ pub(crate) fn post_recv_cqe(
     };
     if qp.ibqp.recv_cq().post(cqe, &extra, solicited).is_err() {
         rxe.counters.inc(Counter::SendErr);
-        qp.ibqp.recv_cq().ibcq.error_event();
+        return false;
     }
+    true
 }
 
-/// Posts a send-side completion, counting an overflow.
+/// Posts a send-side completion, counting an overflow (the CQ raises its
+/// error event; the QP goes on, as in rxe).
 pub(crate) fn post_send_cqe(rxe: &RxeDevice, qp: &RxeQp, cqe: &Cqe) {
     let extra = KernelWcExtra { qp: qp.ibqp.cookie(), ..Default::default() };
     if qp.ibqp.send_cq().post(cqe, &extra, false).is_err() {
         rxe.counters.inc(Counter::SendErr);
-        qp.ibqp.send_cq().ibcq.error_event();
     }
 }
 

@@ -209,6 +209,11 @@ pub(crate) fn on_request(
         return;
     }
     for a in actions.iter().flatten() {
+        if !inner.rc.receiving {
+            // An action failed the QP (a lost completion): nothing after it
+            // (an ACK above all) may happen.
+            break;
+        }
         match a {
             ResponderAction::SendReadResponses(reply) if duplicate => {
                 if !inner.rc.replies.push_replay(*reply) {
@@ -386,7 +391,12 @@ fn run(
                 (CompletionStatus::Success, Some(f)) => Cqe::recv_error(wqe.wr_id, qp.body.qpn, f),
                 (s, _) => Cqe::recv_error(wqe.wr_id, qp.body.qpn, wc_status(s)),
             };
-            super::post_recv_cqe(rxe, qp, &cqe, pkt.bth.se, Some(inner.attrs.av.network));
+            if !super::post_recv_cqe(rxe, qp, &cqe, pkt.bth.se, Some(inner.attrs.av.network)) {
+                // The completion is lost: the QP fails without ACKing the
+                // message (the actions after this one are not run), as
+                // rxe's responder does (class G).
+                super::complete::enter_error(rxe, qp, inner);
+            }
         }
         ResponderAction::SendAck { psn, syndrome, msn } => {
             queue_reply(rxe, inner, Reply::One(OnePacket::Ack { psn, syndrome, msn }));
