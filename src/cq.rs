@@ -22,8 +22,12 @@
 //! user buffer removes its mmap entry, which may sleep).
 //!
 //! Overflow: [`RxeCq::post`] never overwrites an entry; on a full ring it
-//! returns [`CqOverflow`], and the caller raises `IB_EVENT_CQ_ERR`
-//! ([`crate::sys::cq::IbCq::error_event`]) and handles the lost completion.
+//! returns [`CqOverflow`] and the caller handles the lost completion (a
+//! receive completion moves its QP to ERROR, as rxe). The CQ raises
+//! `IB_EVENT_CQ_ERR` ([`crate::sys::cq::IbCq::error_event`]) once, at its
+//! first lost completion, not once per loss: ib_uverbs allocates an event
+//! for each until the process reads it, and a CQ nobody polls would let a
+//! peer's traffic grow that list without bound. A resize re-arms it.
 
 use crate::{
     abi::{
@@ -71,6 +75,8 @@ pub(crate) struct CqState {
     notify: CqNotify,
     /// Whether user space consumes (slots are `ib_uverbs_wc`).
     user: bool,
+    /// A completion was lost and `IB_EVENT_CQ_ERR` raised (until a resize).
+    overflowed: bool,
 }
 
 /// The attributes of `create_cq` the driver looks at.
@@ -147,6 +153,7 @@ pub(crate) fn create(
             buf,
             notify: CqNotify::new(),
             user: udata.is_some(),
+            overflowed: false,
         },
         "RxeCq::state"
     ))
@@ -189,6 +196,8 @@ impl RxeCq {
             match st.ring.resize_into(&st.buf, sizing.geometry, &new) {
                 Ok(ring) => {
                     st.ring = ring;
+                    // The consumer made room: a later loss is news again.
+                    st.overflowed = false;
                     Ok(core::mem::replace(&mut st.buf, new))
                 }
                 Err(_) => Err(new),
@@ -243,8 +252,8 @@ impl RxeCq {
     /// Queues a completion (from the data path, any context) and calls the
     /// completion handler if the CQ is armed for it. `kernel` carries the
     /// `ib_wc` extras for kernel CQs (ignored for user CQs). Never
-    /// overwrites: a full CQ gives [`CqOverflow`].
-    #[allow(dead_code, reason = "called by the data path (QPs), which is not merged yet")]
+    /// overwrites: a full CQ gives [`CqOverflow`], and the first loss
+    /// raises `IB_EVENT_CQ_ERR` (after the lock is released, as rxe).
     pub(crate) fn post(
         &self,
         completion: &Completion,
@@ -259,6 +268,12 @@ impl RxeCq {
             st.ring.push(&st.buf, &KernelCqe::new(completion, kernel).to_bytes())
         };
         if pushed.is_err() {
+            let first = !st.overflowed;
+            st.overflowed = true;
+            drop(guard);
+            if first {
+                self.ibcq.error_event();
+            }
             return Err(CqOverflow);
         }
         if st.notify.fire(solicited) {

@@ -157,13 +157,17 @@ pub(crate) fn flush_sq(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
     }
 }
 
-/// Flushes the receive WQE in progress and, without an SRQ, every RQ entry.
+/// Flushes the receive WQEs this QP took (the one in progress, one taken
+/// ahead) and, without an SRQ, every RQ entry.
 pub(crate) fn flush_rq(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
     use crate::abi::queue::SharedBuf;
-    if let Some(wqe) = inner.rc.recv.take() {
-        super::post_recv_cqe(rxe, qp, &Cqe::flush(wqe.wr_id, qp.body.qpn), false, None);
+    // The WQE being filled, then one taken for the next message: both are
+    // out of their ring (an SRQ's included) and this QP's to complete.
+    // A flush that finds the CQ full is lost like any other completion
+    // (the CQ raised its error event once).
+    for wqe in [inner.rc.recv.take(), inner.rc.next_recv.take()].into_iter().flatten() {
+        let _ = super::post_recv_cqe(rxe, qp, &Cqe::flush(wqe.wr_id, qp.body.qpn), false, None);
     }
-    inner.rc.peeked_recv = None;
     inner.rc.recv_failed = None;
     let Some(rq) = inner.rq.as_mut() else {
         return;
@@ -175,7 +179,7 @@ pub(crate) fn flush_rq(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
         let mut b = [0u8; 8];
         rq.buf.read_bytes(off, &mut b);
         let advanced = rq.ring.advance(&rq.buf);
-        super::post_recv_cqe(rxe, qp, &Cqe::flush(u64::from_ne_bytes(b), qp.body.qpn), false, None);
+        let _ = super::post_recv_cqe(rxe, qp, &Cqe::flush(u64::from_ne_bytes(b), qp.body.qpn), false, None);
         if !advanced {
             break;
         }

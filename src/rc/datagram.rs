@@ -131,11 +131,8 @@ pub(crate) fn on_request(
     let Some(deth) = pkt.ext.deth else {
         return;
     };
-    if super::respond::peek_recv(qp, &inner.rq, &mut inner.rc.peeked_recv).is_none() {
+    let Some(wqe) = super::respond::next_recv(qp, inner) else {
         // No receive WQE: UD drops the message (uncounted, as rxe).
-        return;
-    }
-    let Some(wqe) = super::respond::consume_recv(qp, inner) else {
         return;
     };
     let pd = qp.ibqp.pd_id();
@@ -156,6 +153,9 @@ pub(crate) fn on_request(
             Err(_) => Cqe::recv_error(wqe.wr_id, qp.body.qpn, WcStatus::LocProtErr),
         }
     };
-    super::post_recv_cqe(rxe, qp, &cqe, pkt.bth.se, Some(network));
+    if !super::post_recv_cqe(rxe, qp, &cqe, pkt.bth.se, Some(network)) {
+        // The completion is lost: the QP fails, as rxe's (class G).
+        super::complete::enter_error(rxe, qp, inner);
+    }
 }
 

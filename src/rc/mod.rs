@@ -68,8 +68,10 @@ pub(crate) struct RcState {
     pub(crate) next_id: u64,
     /// SQ entries taken beyond the ring's consumer index.
     pub(crate) taken: u32,
-    /// The receive WQE at the head of the RQ/SRQ, copied by a look ahead.
-    pub(crate) peeked_recv: Option<RecvWqe>,
+    /// The receive WQE the responder's look-ahead took out of the RQ/SRQ
+    /// for the message about to start (consumed in the same step; if the
+    /// QP fails first, it is this QP's to flush: no other QP can take it).
+    pub(crate) next_recv: Option<RecvWqe>,
     /// The receive WQE a SEND (or WRITE with immediate) is filling.
     pub(crate) recv: Option<RecvWqe>,
     /// Placement into `recv` failed: it completes with this status.
@@ -111,7 +113,7 @@ impl RcState {
                 actions: KVec::with_capacity(send::ACTIONS_MAX, GFP_KERNEL)?,
                 next_id: 0,
                 taken: 0,
-                peeked_recv: None,
+                next_recv: None,
                 recv: None,
                 recv_failed: None,
                 sending: false,
@@ -198,7 +200,7 @@ pub(crate) fn state_changed(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner, ol
             rc.last_wqe_raised = false;
             rc.taken = 0;
             rc.next_id = 0;
-            rc.peeked_recv = None;
+            rc.next_recv = None;
             rc.recv = None;
             rc.recv_failed = None;
             rc.replies.clear();
@@ -269,14 +271,17 @@ pub(crate) fn transmit(rxe: &RxeDevice, qp: &RxeQp, ndev: &crate::sys::net::NetD
 
 /// Posts a receive-side completion, counting an overflow. `network` is
 /// the packets' network for a message received (a kernel CQ reports it,
-/// as rxe does), `None` for a flushed WQE.
+/// as rxe does), `None` for a flushed WQE. Returns `false` if the CQ was
+/// full (the CQ raised its error event): a message's completion lost that
+/// way moves the QP to ERROR (the caller's part), as in rxe.
+#[must_use]
 pub(crate) fn post_recv_cqe(
     rxe: &RxeDevice,
     qp: &RxeQp,
     cqe: &Cqe,
     solicited: bool,
     network: Option<Network>,
-) {
+) -> bool {
     let extra = KernelWcExtra {
         qp: qp.ibqp.cookie(),
         network_hdr_type: match network {
@@ -288,16 +293,17 @@ pub(crate) fn post_recv_cqe(
     };
     if qp.ibqp.recv_cq().post(cqe, &extra, solicited).is_err() {
         rxe.counters.inc(Counter::SendErr);
-        qp.ibqp.recv_cq().ibcq.error_event();
+        return false;
     }
+    true
 }
 
-/// Posts a send-side completion, counting an overflow.
+/// Posts a send-side completion, counting an overflow (the CQ raises its
+/// error event; the QP goes on, as in rxe).
 pub(crate) fn post_send_cqe(rxe: &RxeDevice, qp: &RxeQp, cqe: &Cqe) {
     let extra = KernelWcExtra { qp: qp.ibqp.cookie(), ..Default::default() };
     if qp.ibqp.send_cq().post(cqe, &extra, false).is_err() {
         rxe.counters.inc(Counter::SendErr);
-        qp.ibqp.send_cq().ibcq.error_event();
     }
 }
 

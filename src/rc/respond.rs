@@ -46,13 +46,19 @@ struct Env<'a> {
     rxe: &'a RxeDevice,
     qp: &'a RxeQp,
     pd: usize,
-    rq: &'a Option<WorkQueue>,
-    peeked: &'a mut Option<RecvWqe>,
+    rq: &'a mut Option<WorkQueue>,
+    next: &'a mut Option<RecvWqe>,
 }
 
 impl ResponderEnv for Env<'_> {
+    /// The look-ahead takes the WQE out of its ring (see [`take_recv`]):
+    /// the responder consumes it in the same step whenever it finds one, and
+    /// once taken no other QP on the same SRQ can have it too.
     fn receive_wqe(&mut self) -> Option<u32> {
-        peek_recv(self.qp, self.rq, self.peeked).map(|w| w.total_len)
+        if self.next.is_none() {
+            *self.next = take_recv(self.qp, self.rq);
+        }
+        self.next.as_ref().map(|w| w.total_len)
     }
 
     fn check_access(&mut self, range: &RemoteRange, want: RemoteAccess) -> Result<(), AccessError> {
@@ -81,44 +87,57 @@ impl ResponderEnv for Env<'_> {
     }
 }
 
-/// Copies the receive WQE at the head of the QP's RQ or SRQ into `peeked`
-/// (once; later calls return the copy) without consuming it. A WQE the ring
-/// holds but that does not validate gets no room, so the message completes
-/// with a length error instead of stalling the QP.
-pub(super) fn peek_recv(qp: &RxeQp, rq: &Option<WorkQueue>, peeked: &mut Option<RecvWqe>) -> Option<RecvWqe> {
-    if let Some(w) = *peeked {
-        return Some(w);
-    }
-    let read = match (rq, qp.ibqp.srq()) {
+/// Takes the receive WQE at the head of the QP's RQ or SRQ out of its ring:
+/// the slot is copied and the consumer index advanced in one step under the
+/// ring's lock (the QP's lock, held by the caller, for an RQ; the SRQ's own
+/// for an SRQ, which QPs on other CPUs consume from at the same time), so
+/// no two messages ever land in one WQE. A WQE the ring holds but that does
+/// not validate gets no room, so the message completes with a length error
+/// instead of stalling the QP. Raises the SRQ limit event when an armed SRQ
+/// falls below its limit.
+pub(super) fn take_recv(qp: &RxeQp, rq: &mut Option<WorkQueue>) -> Option<RecvWqe> {
+    let (read, limit_reached) = match (rq.as_mut(), qp.ibqp.srq()) {
         (Some(rq), _) => {
             let off = rq.ring.peek(&rq.buf)?;
             let limits = RecvLimits {
                 max_sge: qp.body.caps.max_recv_sge,
                 slot_size: rq.ring.geometry().elem_size(),
             };
-            (RecvWqe::read_from(&rq.buf, off, &limits), slot_wr_id(&rq.buf, off))
+            let read = (RecvWqe::read_from(&rq.buf, off, &limits), slot_wr_id(&rq.buf, off));
+            rq.ring.advance(&rq.buf);
+            (read, false)
         }
         (None, Some(srq)) => {
-            let st = srq.body.state.lock();
+            let mut guard = srq.body.state.lock();
+            let st = &mut *guard;
             let off = st.ring.peek(&st.buf)?;
             let limits = RecvLimits {
                 max_sge: srq.body.max_sge,
                 slot_size: st.ring.geometry().elem_size(),
             };
-            (RecvWqe::read_from(&st.buf, off, &limits), slot_wr_id(&st.buf, off))
+            let read = (RecvWqe::read_from(&st.buf, off, &limits), slot_wr_id(&st.buf, off));
+            st.ring.advance(&st.buf);
+            let reached = st.limit != 0 && st.ring.count(&st.buf) < st.limit;
+            if reached {
+                st.limit = 0;
+            }
+            (read, reached)
         }
         (None, None) => return None,
     };
-    let wqe = match read {
+    if limit_reached {
+        if let Some(srq) = qp.ibqp.srq() {
+            srq.ibsrq.limit_reached();
+        }
+    }
+    Some(match read {
         (Ok(w), _) => w,
         (Err(_), wr_id) => RecvWqe {
             wr_id,
             sges: Default::default(),
             total_len: 0,
         },
-    };
-    *peeked = Some(wqe);
-    Some(wqe)
+    })
 }
 
 fn slot_wr_id<B: crate::abi::queue::SharedBuf + ?Sized>(buf: &B, off: usize) -> u64 {
@@ -127,26 +146,13 @@ fn slot_wr_id<B: crate::abi::queue::SharedBuf + ?Sized>(buf: &B, off: usize) -> 
     u64::from_ne_bytes(b)
 }
 
-/// Consumes the receive WQE [`peek_recv`] copied; raises the SRQ limit
-/// event when an armed SRQ falls below its limit.
-pub(super) fn consume_recv(qp: &RxeQp, inner: &mut QpInner) -> Option<RecvWqe> {
-    let wqe = inner.rc.peeked_recv.take()?;
-    match (inner.rq.as_mut(), qp.ibqp.srq()) {
-        (Some(rq), _) => {
-            rq.ring.advance(&rq.buf);
-        }
-        (None, Some(srq)) => {
-            let mut guard = srq.body.state.lock();
-            let st = &mut *guard;
-            st.ring.advance(&st.buf);
-            if st.limit != 0 && st.ring.count(&st.buf) < st.limit {
-                st.limit = 0;
-                srq.ibsrq.limit_reached();
-            }
-        }
-        (None, None) => {}
+/// The receive WQE for the message now starting: the one the responder's
+/// look-ahead took, else the next one taken from the RQ/SRQ.
+pub(super) fn next_recv(qp: &RxeQp, inner: &mut QpInner) -> Option<RecvWqe> {
+    match inner.rc.next_recv.take() {
+        Some(w) => Some(w),
+        None => take_recv(qp, &mut inner.rq),
     }
-    Some(wqe)
 }
 
 /// A request packet for the QP's responder.
@@ -179,7 +185,7 @@ pub(crate) fn on_request(
         let QpInner { rq, rc, .. } = inner;
         let RcState {
             responder,
-            peeked_recv,
+            next_recv,
             ..
         } = &mut **rc;
         let mut env = Env {
@@ -187,7 +193,7 @@ pub(crate) fn on_request(
             qp,
             pd: qp.ibqp.pd_id(),
             rq,
-            peeked: peeked_recv,
+            next: next_recv,
         };
         responder.step(&req, &mut env, &mut |a| {
             if let Some(slot) = actions.get_mut(n) {
@@ -209,6 +215,11 @@ pub(crate) fn on_request(
         return;
     }
     for a in actions.iter().flatten() {
+        if !inner.rc.receiving {
+            // An action failed the QP (a lost completion): nothing after it
+            // (an ACK above all) may happen.
+            break;
+        }
         match a {
             ResponderAction::SendReadResponses(reply) if duplicate => {
                 if !inner.rc.replies.push_replay(*reply) {
@@ -262,21 +273,32 @@ pub(crate) fn send_replies(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner, nde
     }
 }
 
-/// Sends every queued reply now, room or not: the QP is about to enter
-/// ERROR and the last of them is the NAK that tells the requester why.
-fn send_all_replies(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner, ndev: &NetDevice, out: &mut Outbox) {
-    while send_one_reply(rxe, qp, inner, ndev, out) {}
+/// The QP is about to enter ERROR: sends the queued ACKs, NAKs and atomic
+/// ACKs now, room or not (the last of them is the NAK that tells the
+/// requester why), and abandons the READ replies, as rxe drops its reply in
+/// progress when its QP fails: a QP in ERROR owes no data, and a READ of
+/// gigabytes must not be built here, with bottom halves off and the QP lock
+/// held. One packet at most per queued reply, so bounded by the queue.
+fn send_final_replies(rxe: &RxeDevice, inner: &mut QpInner, ndev: &NetDevice, out: &mut Outbox) {
+    while let Some(packet) = inner.rc.replies.next_packet() {
+        match packet {
+            ReplyPacket::One(one) => emit_one(rxe, inner, ndev, out, one),
+            ReplyPacket::ReadResponse(p) => {
+                // `next_packet` keeps a READ reply at the front until its
+                // last packet: drop the rest of it.
+                if p.position != Position::Last && p.position != Position::Only {
+                    inner.rc.replies.pop_front();
+                }
+            }
+        }
+    }
 }
 
-/// Builds the next queued reply packet into `out`; `false` when the queue
-/// is empty.
-fn send_one_reply(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner, ndev: &NetDevice, out: &mut Outbox) -> bool {
-    let Some(packet) = inner.rc.replies.next_packet() else {
-        return false;
-    };
+/// Builds an ACK, NAK or atomic ACK into `out`.
+fn emit_one(rxe: &RxeDevice, inner: &QpInner, ndev: &NetDevice, out: &mut Outbox, one: OnePacket) {
     let path = Path::new(ndev, &inner.attrs, inner.src_port);
-    match packet {
-        ReplyPacket::One(OnePacket::Ack { psn, syndrome, msn }) => {
+    match one {
+        OnePacket::Ack { psn, syndrome, msn } => {
             let bth = path.bth(Opcode::RcAcknowledge, psn, false, false);
             let ext = ExtHeaders {
                 aeth: Some(Aeth { syndrome, msn }),
@@ -284,7 +306,7 @@ fn send_one_reply(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner, ndev: &NetDe
             };
             let _ = path.emit(rxe, out, &bth, &ext, 0, |_| Ok(()));
         }
-        ReplyPacket::One(OnePacket::AtomicAck { psn, orig, msn }) => {
+        OnePacket::AtomicAck { psn, orig, msn } => {
             let bth = path.bth(Opcode::RcAtomicAcknowledge, psn, false, false);
             let ext = ExtHeaders {
                 aeth: Some(Aeth::ack(msn)),
@@ -293,7 +315,19 @@ fn send_one_reply(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner, ndev: &NetDe
             };
             let _ = path.emit(rxe, out, &bth, &ext, 0, |_| Ok(()));
         }
+    }
+}
+
+/// Builds the next queued reply packet into `out`; `false` when the queue
+/// is empty.
+fn send_one_reply(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner, ndev: &NetDevice, out: &mut Outbox) -> bool {
+    let Some(packet) = inner.rc.replies.next_packet() else {
+        return false;
+    };
+    match packet {
+        ReplyPacket::One(one) => emit_one(rxe, inner, ndev, out, one),
         ReplyPacket::ReadResponse(p) => {
+            let path = Path::new(ndev, &inner.attrs, inner.src_port);
             let bth = path.bth(p.opcode(), p.psn, false, false);
             let ext = ExtHeaders {
                 aeth: p.aeth_msn.map(Aeth::ack),
@@ -337,7 +371,7 @@ fn run(
     let pd = qp.ibqp.pd_id();
     match *action {
         ResponderAction::ConsumeReceiveWqe => {
-            inner.rc.recv = consume_recv(qp, inner);
+            inner.rc.recv = next_recv(qp, inner);
             inner.rc.recv_failed = None;
         }
         ResponderAction::Place {
@@ -392,7 +426,12 @@ fn run(
                 (CompletionStatus::Success, Some(f)) => Cqe::recv_error(wqe.wr_id, qp.body.qpn, f),
                 (s, _) => Cqe::recv_error(wqe.wr_id, qp.body.qpn, wc_status(s)),
             };
-            super::post_recv_cqe(rxe, qp, &cqe, pkt.bth.se, Some(inner.attrs.av.network));
+            if !super::post_recv_cqe(rxe, qp, &cqe, pkt.bth.se, Some(inner.attrs.av.network)) {
+                // The completion is lost: the QP fails without ACKing the
+                // message (the actions after this one are not run), as
+                // rxe's responder does (class G).
+                super::complete::enter_error(rxe, qp, inner);
+            }
         }
         ResponderAction::SendAck { psn, syndrome, msn } => {
             queue_reply(rxe, inner, Reply::One(OnePacket::Ack { psn, syndrome, msn }));
@@ -404,7 +443,7 @@ fn run(
         // Counted from the responder's counters in `on_request`.
         ResponderAction::Drop { .. } => {}
         ResponderAction::EnterError { .. } => {
-            send_all_replies(rxe, qp, inner, ndev, out);
+            send_final_replies(rxe, inner, ndev, out);
             super::complete::enter_error(rxe, qp, inner);
         }
     }

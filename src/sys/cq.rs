@@ -42,8 +42,7 @@ impl IbCq {
     }
 
     /// Raises `IB_EVENT_CQ_ERR` through the CQ's event handler, if any (for
-    /// an overflow reported by [`RxeCq::post`]).
-    #[allow(dead_code, reason = "called by the data path on CQ overflow")]
+    /// the first overflow [`RxeCq::post`] sees).
     pub(crate) fn error_event(&self) {
         // SAFETY: As for `completion_event`.
         unsafe { bindings::rxe_glue_cq_err_event(self.as_ptr()) };
