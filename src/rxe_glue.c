@@ -24,6 +24,9 @@
 #include <linux/highmem.h>
 #include <linux/scatterlist.h>
 #include <linux/xarray.h>
+#include <linux/debugfs.h>
+#include <linux/module.h>
+#include <linux/ratelimit.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
@@ -446,8 +449,9 @@ int rxe_glue_tx_send(struct sk_buff *skb, bool ipv6)
 	return err > 0 ? -ENOBUFS : err;
 }
 
-struct net_device *rxe_glue_rx_prepare(struct sk_buff *skb, u8 **iph, unsigned int *iph_len,
-				       u8 **udph, u8 **payload, unsigned int *payload_len)
+struct net_device *rxe_glue_rx_prepare(struct sk_buff *skb, bool loopback, u8 **iph,
+				       unsigned int *iph_len, u8 **udph, u8 **payload,
+				       unsigned int *payload_len)
 {
 	struct net_device *ndev = skb->dev;
 	struct net *net;
@@ -463,7 +467,12 @@ struct net_device *rxe_glue_rx_prepare(struct sk_buff *skb, u8 **iph, unsigned i
 	*udph = skb->data;
 	*payload = skb->data + sizeof(struct udphdr);
 	*payload_len = skb->len - sizeof(struct udphdr);
-	if (!(ndev->flags & IFF_LOOPBACK))
+	/*
+	 * Only the driver's own loopback path may name a port by destination
+	 * address. A datagram UDP received on lo was sent by a local socket,
+	 * which any user may open: as rxe, it belongs to lo's port, if any.
+	 */
+	if (!loopback || !(ndev->flags & IFF_LOOPBACK))
 		return ndev;
 	net = dev_net(ndev);
 	if (skb->protocol == htons(ETH_P_IP))
@@ -597,4 +606,27 @@ bool rxe_glue_kva_range_valid(unsigned long addr, unsigned long len)
 bool rxe_glue_irqs_off(void)
 {
 	return irqs_disabled() || in_hardirq();
+}
+
+void rxe_glue_warn_bad_icrc(void)
+{
+	pr_warn_ratelimited("rdma_rxe: bad ICRC from a peer, packet dropped\n");
+}
+
+static struct dentry *rxe_glue_debugfs_dir;
+
+void rxe_glue_debugfs_init(void)
+{
+	rxe_glue_debugfs_dir = debugfs_create_dir("rdma_rxe", NULL);
+}
+
+void rxe_glue_debugfs_u64(const char *name, u64 *value)
+{
+	debugfs_create_u64(name, 0444, rxe_glue_debugfs_dir, value);
+}
+
+void rxe_glue_debugfs_exit(void)
+{
+	debugfs_remove(rxe_glue_debugfs_dir);
+	rxe_glue_debugfs_dir = NULL;
 }

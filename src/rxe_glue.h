@@ -152,13 +152,27 @@ void rxe_glue_loopback_exit(void);
 /*
  * Receive. Linearizes a datagram handed to the UDP encapsulation callback
  * (skb->data at the UDP header) and returns its IP header, UDP header and
- * UDP payload. Returns the netdev of the rxe port it arrived for: skb->dev,
- * or for a datagram to a local address looped back through lo the device
- * owning that address; no reference is taken (the caller is in an RCU read
- * section, as the UDP receive path is). NULL if the datagram is unusable.
+ * UDP payload. Returns the netdev of the rxe port it arrived for: skb->dev
+ * (for a datagram UDP received on lo, lo: a local socket sent it, which
+ * any user may open), or, for a packet of the driver's loopback path
+ * (@loopback), the device owning its destination address. No reference is
+ * taken (the caller is in an RCU read section, as the UDP receive path
+ * is). NULL if the datagram is unusable.
  */
-struct net_device *rxe_glue_rx_prepare(struct sk_buff *skb, u8 **iph, unsigned int *iph_len,
-				       u8 **udph, u8 **payload, unsigned int *payload_len);
+struct net_device *rxe_glue_rx_prepare(struct sk_buff *skb, bool loopback, u8 **iph,
+				       unsigned int *iph_len, u8 **udph, u8 **payload,
+				       unsigned int *payload_len);
+
+/* pr_warn_ratelimited() of the bad-ICRC message. */
+void rxe_glue_warn_bad_icrc(void);
+/*
+ * The driver's debugfs directory (rdma_rxe/, module-wide): created at init,
+ * removed with its files at exit. rxe_glue_debugfs_u64() adds a read-only
+ * file showing *@value, which must live until rxe_glue_debugfs_exit().
+ */
+void rxe_glue_debugfs_init(void);
+void rxe_glue_debugfs_u64(const char *name, u64 *value);
+void rxe_glue_debugfs_exit(void);
 
 /* timer_setup(), mod_timer(jiffies + usecs_to_jiffies()), timer_delete_sync(). */
 void rxe_glue_timer_setup(struct timer_list *timer, void (*fn)(struct timer_list *));

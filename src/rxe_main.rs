@@ -57,13 +57,21 @@ impl kernel::Module for RxeModule {
         // SAFETY: Module init runs once, before any device exists.
         unsafe { rc::init() };
         // SAFETY: Once, at init, before any device (so any packet) exists.
-        unsafe { sys::skb::loopback_init(recv::udp_encap_recv) };
+        unsafe { sys::skb::loopback_init(recv::loopback_recv) };
         // SAFETY: Module init runs once; `exit` in `drop` balances it.
         unsafe { netns::init() }?;
+        // SAFETY: Once, at init; `exit` in `drop` (or below on failure)
+        // balances it.
+        unsafe {
+            sys::debugfs::init();
+            recv::debugfs_init();
+        }
         // SAFETY: Registered once here, unregistered in `drop`.
         if let Err(e) = unsafe { NETDEV_NOTIFIER.register(netdev_notifier_callback) } {
             // SAFETY: `netns::init` succeeded above.
             unsafe { netns::exit() };
+            // SAFETY: Initialised above.
+            unsafe { sys::debugfs::exit() };
             return Err(e);
         }
         sys::ib::register_link_ops();
@@ -82,6 +90,8 @@ impl Drop for RxeModule {
         unsafe { netns::exit() };
         // SAFETY: Once, at exit; every device, so every QP, is gone.
         unsafe { sys::skb::loopback_exit() };
-        pr_info!("unloaded ({} datagrams had no queue pair)\n", recv::dropped_no_qp());
+        // SAFETY: Initialised in `init`.
+        unsafe { sys::debugfs::exit() };
+        pr_info!("unloaded ({} datagrams dropped on receive)\n", recv::dropped());
     }
 }

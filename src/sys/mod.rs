@@ -41,3 +41,49 @@ pub(crate) fn random_mac() -> [u8; 6] {
     unsafe { bindings::rxe_glue_eth_random_addr(mac.as_mut_ptr()) };
     mac
 }
+
+/// Logs a packet dropped for a bad ICRC, at most a few lines every few
+/// seconds (`pr_warn_ratelimited`): the peer decides how many arrive.
+pub(crate) fn warn_bad_icrc() {
+    // SAFETY: No requirements.
+    unsafe { bindings::rxe_glue_warn_bad_icrc() };
+}
+
+/// The driver's debugfs directory, `rdma_rxe/`: module-wide counters.
+pub(crate) mod debugfs {
+    use super::bindings;
+    use core::{ffi::CStr, sync::atomic::AtomicU64};
+
+    /// Creates the directory (without debugfs, nothing: the files are
+    /// only for inspection).
+    ///
+    /// # Safety
+    ///
+    /// Called once, from module init, balanced by [`exit`].
+    pub(crate) unsafe fn init() {
+        // SAFETY: Once, by the caller's promise.
+        unsafe { bindings::rxe_glue_debugfs_init() };
+    }
+
+    /// Adds a read-only file `name` showing `value`.
+    ///
+    /// # Safety
+    ///
+    /// Between [`init`] and [`exit`], from module init.
+    pub(crate) unsafe fn add_counter(name: &CStr, value: &'static AtomicU64) {
+        // SAFETY: The directory exists (our contract); `value` lives for
+        // ever, so past the file's removal in `exit`; debugfs reads it as
+        // a `u64`, which `AtomicU64` is in memory; the name is copied.
+        unsafe { bindings::rxe_glue_debugfs_u64(name.as_ptr().cast(), value.as_ptr()) };
+    }
+
+    /// Removes the directory and its files.
+    ///
+    /// # Safety
+    ///
+    /// Called once, from module exit, after [`init`].
+    pub(crate) unsafe fn exit() {
+        // SAFETY: Once, by the caller's promise.
+        unsafe { bindings::rxe_glue_debugfs_exit() };
+    }
+}

@@ -226,19 +226,31 @@ pub(crate) struct RxDatagram<'a> {
 }
 
 impl<'a> RxDatagram<'a> {
-    /// Takes over `skb` from the encapsulation callback. `None` (and the
-    /// skb is freed) if it cannot be linearized or has no rxe port.
+    /// Takes over `skb` from the encapsulation callback (`loopback`
+    /// false) or from the driver's loopback path (`loopback` true). `None`
+    /// (and the skb is freed) if it cannot be linearized. Its netdev is
+    /// the one it arrived on, `lo` for a datagram a local socket sent; only
+    /// the loopback path's packets find theirs by destination address.
     ///
     /// # Safety
     ///
-    /// `skb` was handed to the UDP encapsulation callback, which runs in an
-    /// RCU read section for `'a`; the caller does not touch it afterwards.
-    pub(crate) unsafe fn take(skb: *mut bindings::sk_buff) -> Option<RxDatagram<'a>> {
+    /// `skb` was handed to the UDP encapsulation callback, or to the
+    /// loopback path's receive function if `loopback`, which runs in an RCU
+    /// read section for `'a`; the caller does not touch it afterwards.
+    pub(crate) unsafe fn take(skb: *mut bindings::sk_buff, loopback: bool) -> Option<RxDatagram<'a>> {
         let (mut iph, mut iph_len, mut udph, mut payload, mut payload_len) =
             (core::ptr::null_mut(), 0u32, core::ptr::null_mut(), core::ptr::null_mut(), 0u32);
         // SAFETY: We own `skb`; the out-pointers are valid.
         let ndev = unsafe {
-            bindings::rxe_glue_rx_prepare(skb, &mut iph, &mut iph_len, &mut udph, &mut payload, &mut payload_len)
+            bindings::rxe_glue_rx_prepare(
+                skb,
+                loopback,
+                &mut iph,
+                &mut iph_len,
+                &mut udph,
+                &mut payload,
+                &mut payload_len,
+            )
         };
         if ndev.is_null() {
             // SAFETY: We own `skb` and drop it here.
