@@ -364,17 +364,27 @@ int rxe_glue_tx_route6(struct sk_buff *skb, struct net_device *ndev, const u8 *s
 	return 0;
 }
 
-void rxe_glue_skb_set_destructor(struct sk_buff *skb, void (*dtor)(struct sk_buff *), void *arg)
+static void (*rxe_glue_tx_done)(void *arg);
+
+void rxe_glue_tx_init(void (*done)(void *arg))
+{
+	rxe_glue_tx_done = done;
+}
+
+static void rxe_glue_tx_dtor(struct sk_buff *skb)
+{
+	rxe_glue_tx_done(skb_shinfo(skb)->destructor_arg);
+	/* Last: the module may go once no sent packet holds it. */
+	module_put(THIS_MODULE);
+}
+
+void rxe_glue_skb_set_tx_owner(struct sk_buff *skb, void *arg)
 {
 	/* As SCTP does: the owner of a fresh, non-zerocopy skb keeps its
 	 * argument in destructor_arg until the destructor runs. */
+	__module_get(THIS_MODULE);
 	skb_shinfo(skb)->destructor_arg = arg;
-	skb->destructor = dtor;
-}
-
-void *rxe_glue_skb_destructor_arg(struct sk_buff *skb)
-{
-	return skb_shinfo(skb)->destructor_arg;
+	skb->destructor = rxe_glue_tx_dtor;
 }
 
 /* Packets the loopback path holds at most; more are dropped (send errors). */

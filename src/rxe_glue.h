@@ -183,10 +183,15 @@ void rxe_glue_timer_shutdown(struct timer_list *timer);
 void rxe_glue_local_bh_disable(void);
 void rxe_glue_local_bh_enable(void);
 
-/* Sets skb->destructor to dtor and keeps arg in skb_shinfo()->destructor_arg. */
-void rxe_glue_skb_set_destructor(struct sk_buff *skb, void (*dtor)(struct sk_buff *), void *arg);
-/* The arg rxe_glue_skb_set_destructor() stored. */
-void *rxe_glue_skb_destructor_arg(struct sk_buff *skb);
+/*
+ * Sent packets: rxe_glue_skb_set_tx_owner() takes a reference on this
+ * module and makes the skb's destructor call @done (set once, at module
+ * init, by rxe_glue_tx_init()) with @arg, then drop the reference: the
+ * destructor's code stays while a qdisc holds a packet, and the module
+ * cannot be removed until every packet it sent is freed.
+ */
+void rxe_glue_tx_init(void (*done)(void *arg));
+void rxe_glue_skb_set_tx_owner(struct sk_buff *skb, void *arg);
 
 /* A work item on the high-priority BH workqueue (runs in softirq). */
 void rxe_glue_work_init(struct work_struct *work, void (*fn)(struct work_struct *));

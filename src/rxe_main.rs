@@ -58,6 +58,8 @@ impl kernel::Module for RxeModule {
         unsafe { rc::init() };
         // SAFETY: Once, at init, before any device (so any packet) exists.
         unsafe { sys::skb::loopback_init(recv::loopback_recv) };
+        // SAFETY: Once, at init, before any device (so any packet) exists.
+        unsafe { sys::skb::tx_init() };
         // SAFETY: Module init runs once; `exit` in `drop` balances it.
         unsafe { netns::init() }?;
         // SAFETY: Once, at init; `exit` in `drop` (or below on failure)
