@@ -90,6 +90,10 @@ impl Drop for RxeModule {
         unsafe { NETDEV_NOTIFIER.unregister() };
         // SAFETY: `netns::init` succeeded in `init`.
         unsafe { netns::exit() };
+        // Packets sent while the devices went away hold no module
+        // reference that could have kept the module: their destructors
+        // must still find its code.
+        sys::skb::wait_sent_packets();
         // SAFETY: Once, at exit; every device, so every QP, is gone.
         unsafe { sys::skb::loopback_exit() };
         // SAFETY: Initialised in `init`.

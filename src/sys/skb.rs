@@ -6,7 +6,10 @@
 
 use super::{bindings, net::NetDevice, qp::TxLink};
 use crate::qp::RxeQp;
-use core::ptr::NonNull;
+use core::{
+    ptr::NonNull,
+    sync::atomic::{AtomicU64, Ordering},
+};
 use kernel::{prelude::*, sync::Arc};
 
 /// Length of an IPv4 header without options.
@@ -134,6 +137,7 @@ impl TxSkb {
     pub(crate) fn send(self, qp: &RxeQp) -> Result {
         let this = core::mem::ManuallyDrop::new(self);
         let link = qp.tx_hold();
+        SENT_IN_FLIGHT.fetch_add(1, Ordering::SeqCst);
         let skb = this.skb.as_ptr();
         // SAFETY: We own the skb, which has no destructor yet (built by
         // `new`, never sent). The link reference is handed to the skb; the
@@ -167,6 +171,30 @@ unsafe extern "C" fn tx_done(arg: *mut c_void) {
     // `Arc<TxLink>` and is given back exactly once, here.
     let link = unsafe { Arc::<TxLink>::from_raw(arg.cast::<TxLink>().cast_const()) };
     link.packet_freed();
+    drop(link);
+    SENT_IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);
+}
+
+/// Packets sent and not yet freed, of every QP.
+static SENT_IN_FLIGHT: AtomicU64 = AtomicU64::new(0);
+
+/// Waits until every packet the driver sent has been freed, at module exit
+/// after every device is gone. A packet holds a module reference, so only
+/// one sent during exit itself (ib_core destroying a device's QPs) can be
+/// left; its destructor must run before the module's code goes. Logs
+/// while it waits (a qdisc may hold a packet for any time).
+pub(crate) fn wait_sent_packets() {
+    let mut waited_ms: u64 = 0;
+    while SENT_IN_FLIGHT.load(Ordering::SeqCst) != 0 {
+        if waited_ms % 10_000 == 0 && waited_ms > 0 {
+            pr_warn!(
+                "unload waits for {} packet(s) still queued in the network stack\n",
+                SENT_IN_FLIGHT.load(Ordering::SeqCst)
+            );
+        }
+        kernel::time::delay::fsleep(kernel::time::Delta::from_millis(10));
+        waited_ms += 10;
+    }
 }
 
 /// Starts rxe's loopback path: a packet routed to this host (to the
