@@ -21,11 +21,7 @@ expect "add rxe0" rdma link add rxe0 type rxe netdev veth-a
 wait_for 20 link_state_is rxe0 ACTIVE || fail "port not active"
 
 counter=/sys/kernel/debug/rdma_rxe/rcvd_drop_bad_icrc
-before=0
-if [ "$RXE_DRIVER" = rust ]; then
-    [ -r "$counter" ] || fail "no debugfs counter $counter"
-    before=$(cat "$counter")
-fi
+before=$(cat "$counter" 2>/dev/null || echo none)
 lines_before=$(dmesg | grep -c 'bad ICRC')
 
 expect "send $N packets with a bad ICRC from the peer namespace" \
@@ -43,6 +39,7 @@ lines=$(( $(dmesg | grep -c 'bad ICRC') - lines_before ))
 note "ok: $N bad packets, $lines log lines"
 
 if [ "$RXE_DRIVER" = rust ]; then
+    [ "$before" != none ] || fail "no debugfs counter $counter"
     after=$(cat "$counter")
     [ $((after - before)) -ge $((N / 3)) ] || fail "drops not counted: $counter $before -> $after"
     note "ok: drops counted ($counter $before -> $after)"
