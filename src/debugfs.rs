@@ -1,23 +1,36 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! A device's directory in debugfs, `/sys/kernel/debug/rdma_rxe/<device>/`:
-//! `faults`, its fault-injection rules (crate::fault), and `qps`, one line
-//! per QP with its live PSN state.
+//! The driver's debugfs files: `/sys/kernel/debug/rdma_rxe/` with the
+//! receive path's drop counters (`rcvd_drop_*`), and a directory per
+//! device with `faults`, its fault-injection rules (crate::fault), and
+//! `qps`, one line per QP with its live PSN state.
 
 use crate::{
     device::RxeDevice,
+    recv,
     fault::{self, FaultInjector},
     sys::device_box::OwnerDevice,
 };
-use core::fmt::{self, Write};
+use core::{
+    fmt::{self, Write},
+    sync::atomic::AtomicU64,
+};
 use kernel::{debugfs, prelude::*, str::CStr};
+
+/// `/sys/kernel/debug/rdma_rxe/` and its module-wide files: the receive
+/// path's drop counters.
+struct Root {
+    dir: debugfs::Dir,
+    _drops: KVec<Pin<KBox<debugfs::File<&'static AtomicU64>>>>,
+}
 
 kernel::sync::global_lock! {
     // SAFETY: Initialised by `init` in module init before first use.
-    unsafe(uninit) static ROOT: Mutex<Option<debugfs::Dir>> = None;
+    unsafe(uninit) static ROOT: Mutex<Option<Root>> = None;
 }
 
-/// Creates `/sys/kernel/debug/rdma_rxe`.
+/// Creates `/sys/kernel/debug/rdma_rxe` and the module-wide files. Without
+/// memory for them the driver works, without these files.
 ///
 /// # Safety
 ///
@@ -25,10 +38,24 @@ kernel::sync::global_lock! {
 pub(crate) unsafe fn init() {
     // SAFETY: Called once, before any use of the lock.
     unsafe { ROOT.init() };
-    *ROOT.lock() = Some(debugfs::Dir::new(c"rdma_rxe"));
+    let dir = debugfs::Dir::new(c"rdma_rxe");
+    let drops = &recv::DROPS;
+    let mut files = KVec::new();
+    for (name, counter) in [
+        (c"rcvd_drop_no_port", &drops.no_port),
+        (c"rcvd_drop_no_qp", &drops.no_qp),
+        (c"rcvd_drop_bad_icrc", &drops.bad_icrc),
+        (c"rcvd_drop_malformed", &drops.malformed),
+    ] {
+        if let Ok(file) = KBox::pin_init(dir.read_only_file(name, counter), GFP_KERNEL) {
+            let _ = files.push(file, GFP_KERNEL);
+        }
+    }
+    *ROOT.lock() = Some(Root { dir, _drops: files });
 }
 
-/// Lets go of the root directory (it goes once the devices' files do).
+/// Removes the module-wide files and lets go of the directory (it goes
+/// once the devices' files do).
 pub(crate) fn exit() {
     *ROOT.lock() = None;
 }
@@ -58,7 +85,7 @@ impl DeviceDebugfs {
 /// `rxe` is the device named `name`, and the result is dropped before
 /// `rxe` is freed (the `qps` file reads it).
 pub(crate) unsafe fn create(rxe: &RxeDevice, name: &CStr) -> Result<Pin<KBox<DeviceDebugfs>>> {
-    let dir = ROOT.lock().as_ref().ok_or(ENOENT)?.subdir(name);
+    let dir = ROOT.lock().as_ref().ok_or(ENOENT)?.dir.subdir(name);
     // SAFETY: The file is dropped before the device (our contract).
     let owner = unsafe { OwnerDevice::new(rxe) };
     KBox::pin_init(

@@ -18,7 +18,7 @@ use crate::{
     },
 };
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use kernel::{prelude::*, str::CStr};
+use kernel::{prelude::*, str::CStr, sync::Arc};
 
 /// Driver state of one rxe device. ib_core allocates it (zeroed) with the
 /// `ib_device` first and frees it after `dealloc_driver`.
@@ -26,8 +26,8 @@ use kernel::{prelude::*, str::CStr};
 /// # Invariants
 ///
 /// `attr` and `port_attr` are written once, before registration, and only
-/// read afterwards. `netns` is the namespace whose RoCE sockets this device
-/// holds a use of while `holds_sockets` is true.
+/// read afterwards. The device holds a use of `sockets` while
+/// `holds_sockets` is true.
 #[repr(C)]
 pub(crate) struct RxeDevice {
     /// The ib_core device; must stay the first field.
@@ -38,9 +38,11 @@ pub(crate) struct RxeDevice {
     port_attr: bindings::ib_port_attr,
     /// Active RoCE MTU of the port (an [`IbMtu`] value), from the netdev MTU.
     active_mtu: AtomicU32,
-    /// Namespace whose UDP sockets this device uses.
-    netns: *mut bindings::net,
-    /// Whether this device still counts as a user of `netns`'s sockets.
+    /// The sockets of the namespace the device was created in (`None`
+    /// until then, and after `release`): a shared record that outlives the
+    /// namespace if need be, so the device never touches a dead one.
+    sockets: Option<Arc<netns::NetnsSockets>>,
+    /// Whether this device still counts as a user of `sockets`.
     holds_sockets: AtomicBool,
     /// Open user contexts.
     pub(crate) ucontexts: AtomicU32,
@@ -71,8 +73,9 @@ pub(crate) struct RxeDevice {
     pub(crate) debugfs: DeviceBox<DeviceDebugfs>,
 }
 
-// SAFETY: The raw `netns` pointer is an identity used under the netns lock;
-// the rest is atomics or data that is immutable after registration.
+// SAFETY: Everything is atomics, locked, or immutable after registration
+// (`sockets` is written before registration and dropped in `release`, when
+// nothing else uses the device).
 unsafe impl Sync for RxeDevice {}
 
 kernel::sync::global_lock! {
@@ -121,13 +124,13 @@ pub(crate) fn newlink(name: &CStr, ndev: &NetDevice) -> Result {
         unsafe { rxe.ahs.init() };
         // SAFETY: As for the key table.
         unsafe { rxe.srqs.init() };
-        netns::acquire_sockets(net)?;
+        let sockets = netns::acquire_sockets(net)?;
         // From here on the socket use belongs to the device: `release`
         // gives it back on every path, including a failed registration.
         rxe.attr = device_attr(guid);
         rxe.port_attr = port_attr();
         rxe.active_mtu = AtomicU32::new(mtu as u32);
-        rxe.netns = net.as_ptr();
+        rxe.sockets = Some(sockets);
         rxe.holds_sockets = AtomicBool::new(true);
         // Without debugfs the device works, with no fault injection.
         // SAFETY: The files are dropped in `release`, before the device.
@@ -138,7 +141,13 @@ pub(crate) fn newlink(name: &CStr, ndev: &NetDevice) -> Result {
     })
 }
 
-/// The attributes `query_device` reports: the C driver's values.
+/// The attributes `query_device` reports: the C driver's values, less the
+/// capabilities this driver does not implement. The C driver also sets
+/// `IB_DEVICE_MEM_WINDOW`, `IB_DEVICE_MEM_WINDOW_TYPE_2B` and
+/// `IB_DEVICE_MEM_MGT_EXTENSIONS`; there are no memory windows and no fast
+/// registration here, and a kernel ULP that reads those bits would use
+/// them, so they are left out (`tests/vm/cmp_devinfo.sh` names exactly
+/// this difference).
 fn device_attr(sys_image_guid: [u8; 8]) -> bindings::ib_device_attr {
     use bindings::*;
     let cap_flags = ib_device_cap_flags_IB_DEVICE_BAD_PKEY_CNTR
@@ -150,11 +159,8 @@ fn device_attr(sys_image_guid: [u8; 8]) -> bindings::ib_device_attr {
         | ib_device_cap_flags_IB_DEVICE_SYS_IMAGE_GUID
         | ib_device_cap_flags_IB_DEVICE_RC_RNR_NAK_GEN
         | ib_device_cap_flags_IB_DEVICE_SRQ_RESIZE
-        | ib_device_cap_flags_IB_DEVICE_MEM_MGT_EXTENSIONS
-        | ib_device_cap_flags_IB_DEVICE_MEM_WINDOW
         | ib_device_cap_flags_IB_DEVICE_FLUSH_GLOBAL
         | ib_device_cap_flags_IB_DEVICE_FLUSH_PERSISTENT
-        | ib_device_cap_flags_IB_DEVICE_MEM_WINDOW_TYPE_2B
         | ib_device_cap_flags_IB_DEVICE_ATOMIC_WRITE;
     ib_device_attr {
         sys_image_guid: u64::from_ne_bytes(sys_image_guid),
@@ -289,13 +295,16 @@ impl RxeDevice {
     /// Gives back this device's use of its namespace's sockets, once.
     fn put_sockets(&self) {
         if self.holds_sockets.swap(false, Ordering::AcqRel) {
-            netns::release_sockets(self.netns);
+            if let Some(sockets) = &self.sockets {
+                netns::release_sockets(sockets);
+            }
         }
     }
 
     /// `dealloc_driver`: the last reference is gone.
-    pub(crate) fn release(&self) {
+    pub(crate) fn release(&mut self) {
         self.put_sockets();
+        self.sockets = None;
         // SAFETY: ib_core deregistered every MR before freeing the device,
         // and nothing else uses the table any more.
         unsafe { self.keys.destroy() };

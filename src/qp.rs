@@ -40,7 +40,7 @@ use crate::{
         cq::Udata,
         timer::Timer,
         work::BhWork,
-        qp::{transition_ok, IbQp},
+        qp::{transition_ok, IbQp, TxLink},
         queue::QueueBuf,
         table::{Counted, UseCount},
     },
@@ -48,7 +48,7 @@ use crate::{
 };
 use crate::{new_spinlock_bh, sys::lock::SpinLockBh};
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
-use kernel::{new_spinlock_irq, prelude::*, sync::SpinLockIrq};
+use kernel::{new_spinlock_irq, prelude::*, sync::{Arc, SpinLockIrq}};
 
 /// A queue pair. ib_core allocates it (`size_ib_qp`, zeroed) with the
 /// `ib_qp` first and frees it after `destroy_qp`.
@@ -106,8 +106,11 @@ pub(crate) struct QpBody {
     /// Transmits for the QP on its transmit CPU ([`crate::sys::work::tx_cpu`]).
     #[pin]
     pub(crate) tx_work: BhWork,
-    /// Packets handed to the stack and not yet freed by it.
+    /// Packets handed to the stack and not yet freed by it (counted
+    /// through `tx_link` while the QP is attached to it).
     pub(crate) tx_inflight: AtomicU32,
+    /// What the QP's packets in flight point at (see [`TxLink`]).
+    pub(crate) tx_link: Arc<TxLink>,
     /// Transmission stopped at [`TX_INFLIGHT_HIGH`]; the packet that brings
     /// `tx_inflight` below [`TX_INFLIGHT_LOW`] queues `tx_work`.
     pub(crate) tx_blocked: AtomicBool,
@@ -326,8 +329,8 @@ pub(crate) fn create(
     };
     let src_port = udp_source_port(0, qpn, 0);
     let sq_sig_all = req.sq_sig_all;
-    let rc = match RcState::new() {
-        Ok(rc) => rc,
+    let (rc, tx_link) = match RcState::new().and_then(|rc| Ok((rc, TxLink::new()?))) {
+        Ok(made) => made,
         Err(e) => {
             rxe.qps.unreserve(qpn);
             verbs::return_budget(&rxe.qp_count);
@@ -360,6 +363,7 @@ pub(crate) fn create(
         rnr_timer <- Timer::new(crate::sys::qp::rnr_timer_callback),
         tx_work <- BhWork::new(crate::sys::qp::tx_work_callback),
         tx_inflight: AtomicU32::new(0),
+        tx_link,
         tx_blocked: AtomicBool::new(false),
     });
     Ok((qpn, caps, body))
@@ -368,23 +372,53 @@ pub(crate) fn create(
 /// Publishes a created QP in the device's QP table.
 pub(crate) fn publish(rxe: &RxeDevice, qp: &RxeQp) -> Result {
     // SAFETY: ib_core never moves a QP and frees it only after
+    // `destroy_qp` (or, if publishing fails, after the caller drops the
+    // body), which detaches the link first.
+    unsafe { qp.body.tx_link.attach(qp) };
+    // SAFETY: ib_core never moves a QP and frees it only after
     // `destroy_qp`, which removes it from the table and drains its uses.
-    unsafe { rxe.qps.publish(qp.body.qpn, qp) }
+    let published = unsafe { rxe.qps.publish(qp.body.qpn, qp) };
+    if published.is_err() {
+        qp.body.tx_link.detach();
+    }
+    published
 }
+
+/// How long `destroy_qp` waits for the QP's packets in flight, in steps of
+/// [`TX_DRAIN_STEP_MS`]: a packet normally leaves within microseconds, but
+/// a qdisc may hold one for any time (netem delays it by minutes), and the
+/// QP may not wait for it without bound (rxe waits, then warns and goes on).
+const TX_DRAIN_STEPS: u32 = 200;
+/// One step of the wait, in milliseconds.
+const TX_DRAIN_STEP_MS: i64 = 10;
 
 /// Undoes [`create`] and [`publish`] before ib_core frees the QP: removes
 /// it from the table and waits for the data path to let go of it.
 pub(crate) fn destroy(rxe: &RxeDevice, qp: &RxeQp) {
     rxe.qps.remove(qp.body.qpn);
     // No new packet reaches the QP. Stop the timers and the transmit work
-    // (waiting for a running callback) before the uses drain: a callback
-    // sends packets, each of which takes a use, and must not start once
-    // the count is drained.
-    // Packets still in flight hold their uses until the stack frees them.
+    // (waiting for a running callback), so nothing sends any more, then
+    // wait for the receive path's uses.
     qp.body.retry_timer.shutdown();
     qp.body.rnr_timer.shutdown();
     qp.body.tx_work.disable();
     qp.body.uses.drain();
+    // Packets still in flight point at the QP's link, which they keep
+    // alive, not at the QP: give them a moment to leave, then let them go.
+    let mut steps = 0;
+    while qp.body.tx_inflight.load(Ordering::SeqCst) != 0 && steps < TX_DRAIN_STEPS {
+        kernel::time::delay::fsleep(kernel::time::Delta::from_millis(TX_DRAIN_STEP_MS));
+        steps += 1;
+    }
+    qp.body.tx_link.detach();
+    let left = qp.body.tx_inflight.load(Ordering::SeqCst);
+    if left != 0 {
+        pr_warn!(
+            "qp#{}: destroyed with {} packet(s) still queued in the network stack\n",
+            qp.body.qpn,
+            left
+        );
+    }
     verbs::return_budget(&rxe.qp_count);
 }
 

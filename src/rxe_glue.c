@@ -24,6 +24,8 @@
 #include <linux/highmem.h>
 #include <linux/scatterlist.h>
 #include <linux/xarray.h>
+#include <linux/module.h>
+#include <linux/ratelimit.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
@@ -375,17 +377,27 @@ int rxe_glue_tx_route6(struct sk_buff *skb, struct net_device *ndev, const u8 *s
 	return 0;
 }
 
-void rxe_glue_skb_set_destructor(struct sk_buff *skb, void (*dtor)(struct sk_buff *), void *arg)
+static void (*rxe_glue_tx_done)(void *arg);
+
+void rxe_glue_tx_init(void (*done)(void *arg))
+{
+	rxe_glue_tx_done = done;
+}
+
+static void rxe_glue_tx_dtor(struct sk_buff *skb)
+{
+	rxe_glue_tx_done(skb_shinfo(skb)->destructor_arg);
+	/* Last: the module may go once no sent packet holds it. */
+	module_put(THIS_MODULE);
+}
+
+void rxe_glue_skb_set_tx_owner(struct sk_buff *skb, void *arg)
 {
 	/* As SCTP does: the owner of a fresh, non-zerocopy skb keeps its
 	 * argument in destructor_arg until the destructor runs. */
+	__module_get(THIS_MODULE);
 	skb_shinfo(skb)->destructor_arg = arg;
-	skb->destructor = dtor;
-}
-
-void *rxe_glue_skb_destructor_arg(struct sk_buff *skb)
-{
-	return skb_shinfo(skb)->destructor_arg;
+	skb->destructor = rxe_glue_tx_dtor;
 }
 
 /* Packets the loopback path holds at most; more are dropped (send errors). */
@@ -460,8 +472,9 @@ int rxe_glue_tx_send(struct sk_buff *skb, bool ipv6)
 	return err > 0 ? -ENOBUFS : err;
 }
 
-struct net_device *rxe_glue_rx_prepare(struct sk_buff *skb, u8 **iph, unsigned int *iph_len,
-				       u8 **udph, u8 **payload, unsigned int *payload_len)
+struct net_device *rxe_glue_rx_prepare(struct sk_buff *skb, bool loopback, u8 **iph,
+				       unsigned int *iph_len, u8 **udph, u8 **payload,
+				       unsigned int *payload_len)
 {
 	struct net_device *ndev = skb->dev;
 	struct net *net;
@@ -477,7 +490,12 @@ struct net_device *rxe_glue_rx_prepare(struct sk_buff *skb, u8 **iph, unsigned i
 	*udph = skb->data;
 	*payload = skb->data + sizeof(struct udphdr);
 	*payload_len = skb->len - sizeof(struct udphdr);
-	if (!(ndev->flags & IFF_LOOPBACK))
+	/*
+	 * Only the driver's own loopback path may name a port by destination
+	 * address. A datagram UDP received on lo was sent by a local socket,
+	 * which any user may open: as rxe, it belongs to lo's port, if any.
+	 */
+	if (!loopback || !(ndev->flags & IFF_LOOPBACK))
 		return ndev;
 	net = dev_net(ndev);
 	if (skb->protocol == htons(ETH_P_IP))
@@ -612,3 +630,9 @@ bool rxe_glue_irqs_off(void)
 {
 	return irqs_disabled() || in_hardirq();
 }
+
+void rxe_glue_warn_bad_icrc(void)
+{
+	pr_warn_ratelimited("rdma_rxe: bad ICRC from a peer, packet dropped\n");
+}
+

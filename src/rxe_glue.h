@@ -160,13 +160,19 @@ void rxe_glue_loopback_exit(void);
 /*
  * Receive. Linearizes a datagram handed to the UDP encapsulation callback
  * (skb->data at the UDP header) and returns its IP header, UDP header and
- * UDP payload. Returns the netdev of the rxe port it arrived for: skb->dev,
- * or for a datagram to a local address looped back through lo the device
- * owning that address; no reference is taken (the caller is in an RCU read
- * section, as the UDP receive path is). NULL if the datagram is unusable.
+ * UDP payload. Returns the netdev of the rxe port it arrived for: skb->dev
+ * (for a datagram UDP received on lo, lo: a local socket sent it, which
+ * any user may open), or, for a packet of the driver's loopback path
+ * (@loopback), the device owning its destination address. No reference is
+ * taken (the caller is in an RCU read section, as the UDP receive path
+ * is). NULL if the datagram is unusable.
  */
-struct net_device *rxe_glue_rx_prepare(struct sk_buff *skb, u8 **iph, unsigned int *iph_len,
-				       u8 **udph, u8 **payload, unsigned int *payload_len);
+struct net_device *rxe_glue_rx_prepare(struct sk_buff *skb, bool loopback, u8 **iph,
+				       unsigned int *iph_len, u8 **udph, u8 **payload,
+				       unsigned int *payload_len);
+
+/* pr_warn_ratelimited() of the bad-ICRC message. */
+void rxe_glue_warn_bad_icrc(void);
 
 /* timer_setup(), mod_timer(jiffies + usecs_to_jiffies()), timer_delete_sync(). */
 void rxe_glue_timer_setup(struct timer_list *timer, void (*fn)(struct timer_list *));
@@ -177,10 +183,15 @@ void rxe_glue_timer_shutdown(struct timer_list *timer);
 void rxe_glue_local_bh_disable(void);
 void rxe_glue_local_bh_enable(void);
 
-/* Sets skb->destructor to dtor and keeps arg in skb_shinfo()->destructor_arg. */
-void rxe_glue_skb_set_destructor(struct sk_buff *skb, void (*dtor)(struct sk_buff *), void *arg);
-/* The arg rxe_glue_skb_set_destructor() stored. */
-void *rxe_glue_skb_destructor_arg(struct sk_buff *skb);
+/*
+ * Sent packets: rxe_glue_skb_set_tx_owner() takes a reference on this
+ * module and makes the skb's destructor call @done (set once, at module
+ * init, by rxe_glue_tx_init()) with @arg, then drop the reference: the
+ * destructor's code stays while a qdisc holds a packet, and the module
+ * cannot be removed until every packet it sent is freed.
+ */
+void rxe_glue_tx_init(void (*done)(void *arg));
+void rxe_glue_skb_set_tx_owner(struct sk_buff *skb, void *arg);
 
 /* A work item on the high-priority BH workqueue (runs in softirq). */
 void rxe_glue_work_init(struct work_struct *work, void (*fn)(struct work_struct *));

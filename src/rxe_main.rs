@@ -61,7 +61,9 @@ impl kernel::Module for RxeModule {
         // SAFETY: Module init runs once, before any device exists.
         unsafe { rc::init() };
         // SAFETY: Once, at init, before any device (so any packet) exists.
-        unsafe { sys::skb::loopback_init(recv::udp_encap_recv) };
+        unsafe { sys::skb::loopback_init(recv::loopback_recv) };
+        // SAFETY: Once, at init, before any device (so any packet) exists.
+        unsafe { sys::skb::tx_init() };
         // SAFETY: Module init runs once; `exit` in `drop` balances it.
         if let Err(e) = unsafe { netns::init() } {
             debugfs::exit();
@@ -88,9 +90,13 @@ impl Drop for RxeModule {
         unsafe { NETDEV_NOTIFIER.unregister() };
         // SAFETY: `netns::init` succeeded in `init`.
         unsafe { netns::exit() };
+        // Packets sent while the devices went away hold no module
+        // reference that could have kept the module: their destructors
+        // must still find its code.
+        sys::skb::wait_sent_packets();
         // SAFETY: Once, at exit; every device, so every QP, is gone.
         unsafe { sys::skb::loopback_exit() };
         debugfs::exit();
-        pr_info!("unloaded ({} datagrams had no queue pair)\n", recv::dropped_no_qp());
+        pr_info!("unloaded ({} datagrams dropped on receive)\n", recv::dropped());
     }
 }

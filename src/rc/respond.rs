@@ -405,7 +405,7 @@ fn run(
         ResponderAction::CompleteReceive {
             len,
             imm,
-            invalidate_rkey,
+            invalidate_rkey: _,
             write_with_imm,
             status,
         } => {
@@ -415,10 +415,13 @@ fn run(
             let failed = inner.rc.recv_failed.take();
             let cqe = match (status, failed) {
                 (CompletionStatus::Success, None) => {
-                    let ex = match (imm, invalidate_rkey) {
-                        (Some(imm), _) => CqeEx::Imm(imm.to_be_bytes()),
-                        (None, Some(rkey)) => CqeEx::InvalidateRkey(rkey),
-                        (None, None) => CqeEx::None,
+                    // No memory window or fast-registered region exists to
+                    // invalidate (the device does not advertise them), so a
+                    // SEND with invalidate completes as a plain SEND: a
+                    // WITH_INVALIDATE flag would tell the ULP its key is gone.
+                    let ex = match imm {
+                        Some(imm) => CqeEx::Imm(imm.to_be_bytes()),
+                        None => CqeEx::None,
                     };
                     rxe.counters.inc(Counter::RdmaRecvs);
                     Cqe::recv(wqe.wr_id, qp.body.qpn, write_with_imm, len, ex, 0, 1)

@@ -486,7 +486,8 @@ unsafe extern "C" fn get_hw_stats_callback(
 
 unsafe extern "C" fn dealloc_driver_callback(ib: *mut bindings::ib_device) {
     // SAFETY: Called once, when the last reference is gone and before
-    // ib_core frees the memory.
-    let rxe = unsafe { rxe_from_ib(ib) };
+    // ib_core frees the memory: nothing else uses the device, so the
+    // borrow is exclusive.
+    let rxe = unsafe { &mut *ib.cast::<RxeDevice>() };
     rxe.release();
 }

@@ -43,3 +43,10 @@ pub(crate) fn random_mac() -> [u8; 6] {
     unsafe { bindings::rxe_glue_eth_random_addr(mac.as_mut_ptr()) };
     mac
 }
+
+/// Logs a packet dropped for a bad ICRC, at most a few lines every few
+/// seconds (`pr_warn_ratelimited`): the peer decides how many arrive.
+pub(crate) fn warn_bad_icrc() {
+    // SAFETY: No requirements.
+    unsafe { bindings::rxe_glue_warn_bad_icrc() };
+}

@@ -12,7 +12,14 @@ use crate::{
     },
     qp::{QpCreate, RxeQp},
 };
-use kernel::{error::from_result, prelude::*, types::Opaque};
+use core::ptr::NonNull;
+use kernel::{
+    error::from_result,
+    new_spinlock_irq,
+    prelude::*,
+    sync::{Arc, SpinLockIrq},
+    types::Opaque,
+};
 
 /// The `ib_qp` embedded at the start of [`RxeQp`].
 ///
@@ -356,26 +363,80 @@ pub(crate) unsafe extern "C" fn tx_work_callback(work: *mut bindings::work_struc
     }
 }
 
-// SAFETY: Every packet takes a QP use in `hold` and gives it back as the
-// last thing `packet_freed` does; `destroy_qp` waits for all uses
-// (`qp::destroy` drains them) before ib_core frees the QP. Both methods
-// touch only atomics and queue a work item, which any CPU may do.
-unsafe impl crate::sys::skb::TxOwner for RxeQp {
-    fn hold(&self) {
-        self.body.uses.hold();
-        self.body.tx_inflight.fetch_add(1, core::sync::atomic::Ordering::SeqCst);
+/// What a QP's packets in flight point at instead of the QP: the QP while
+/// it lives, nothing after `destroy_qp` detached it. Reference counted: the
+/// QP holds one reference, each packet in flight another, so a packet that
+/// a qdisc holds for longer than the QP lives frees only this.
+///
+/// # Invariants
+///
+/// While `qp` is `Some`, it points to a live QP whose `destroy_qp` has not
+/// yet returned from [`TxLink::detach`].
+#[pin_data]
+pub(crate) struct TxLink {
+    #[pin]
+    qp: SpinLockIrq<Option<QpPtr>>,
+}
+
+/// The QP a [`TxLink`] points at.
+struct QpPtr(NonNull<RxeQp>);
+
+// SAFETY: The QP is shared with every context anyway (`RxeQp: Sync`); the
+// pointer is only followed under the link's lock.
+unsafe impl Send for QpPtr {}
+
+impl TxLink {
+    /// A link pointing at nothing yet.
+    pub(crate) fn new() -> Result<Arc<TxLink>> {
+        Arc::pin_init(pin_init!(TxLink { qp <- new_spinlock_irq!(None, "TxLink::qp") }), GFP_KERNEL)
     }
 
-    fn packet_freed(&self) {
+    /// Points the link at `qp`, whose body holds it.
+    ///
+    /// # Safety
+    ///
+    /// `qp` stays live until [`TxLink::detach`] has returned.
+    pub(crate) unsafe fn attach(&self, qp: &RxeQp) {
+        // INVARIANT: Live until `detach` by the caller's promise.
+        *self.qp.lock() = Some(QpPtr(NonNull::from(qp)));
+    }
+
+    /// Points the link at nothing: packets freed from now on touch only
+    /// the link. Waits for a destructor that is telling the QP.
+    pub(crate) fn detach(&self) {
+        *self.qp.lock() = None;
+    }
+
+    /// The stack freed a packet of the QP: tells the QP if it still lives.
+    pub(crate) fn packet_freed(&self) {
+        let guard = self.qp.lock();
+        if let Some(qp) = &*guard {
+            // SAFETY: Attached, so live until `detach`, which waits for
+            // the lock we hold (type invariant).
+            unsafe { qp.0.as_ref() }.tx_packet_freed();
+        }
+    }
+}
+
+impl RxeQp {
+    /// A packet is about to be sent: counts it in flight and returns the
+    /// link reference it keeps until the stack frees it.
+    pub(crate) fn tx_hold(&self) -> Arc<TxLink> {
+        self.body.tx_inflight.fetch_add(1, core::sync::atomic::Ordering::SeqCst);
+        self.body.tx_link.clone()
+    }
+
+    /// The stack freed one of the QP's packets. Runs in any context but
+    /// hard IRQ (the stack frees packets wherever it is, possibly inside
+    /// `send`), under the link's lock: takes no QP lock.
+    fn tx_packet_freed(&self) {
         use core::sync::atomic::Ordering::SeqCst;
         let left = self.body.tx_inflight.fetch_sub(1, SeqCst).wrapping_sub(1);
         if left < crate::qp::TX_INFLIGHT_LOW && self.body.tx_blocked.swap(false, SeqCst) {
-            // The stack frees packets in whatever context it is in
-            // (inside `send`, in any softirq): transmit from the QP's work
-            // rather than take the QP lock here.
+            // Transmit from the QP's work rather than here (a no-op once
+            // `destroy_qp` disabled it).
             crate::rc::kick(self);
         }
-        self.body.uses.release();
     }
 }
 

@@ -4,9 +4,13 @@
 //! and sent through the IP stack ([`TxSkb`]), and a received UDP datagram
 //! borrowed by the encapsulation callback ([`RxDatagram`]).
 
-use super::{bindings, net::NetDevice};
-use core::ptr::NonNull;
-use kernel::prelude::*;
+use super::{bindings, net::NetDevice, qp::TxLink};
+use crate::qp::RxeQp;
+use core::{
+    ptr::NonNull,
+    sync::atomic::{AtomicU64, Ordering},
+};
+use kernel::{prelude::*, sync::Arc};
 
 /// Length of an IPv4 header without options.
 pub(crate) const IPV4_HDR_LEN: usize = 20;
@@ -137,33 +141,79 @@ impl TxSkb {
         self.len + 8 + if self.ipv6 { IPV6_HDR_LEN } else { IPV4_HDR_LEN }
     }
 
-    /// Hands the routed packet to the IP stack; `owner` is told (once)
-    /// when the stack frees it, whether it was delivered, dropped on the
-    /// way, or refused here.
-    pub(crate) fn send<T: TxOwner>(self, owner: &T) -> Result {
+    /// Hands the routed packet to the IP stack. The packet counts as in
+    /// flight for `qp` until the stack frees it, whether it was delivered,
+    /// dropped on the way, or refused here; it keeps the QP's [`TxLink`],
+    /// not the QP, so it may outlive the QP (a qdisc may hold it for any
+    /// time), and a reference on the module, so that its destructor's code
+    /// does too.
+    pub(crate) fn send(self, qp: &RxeQp) -> Result {
         let this = core::mem::ManuallyDrop::new(self);
-        owner.hold();
+        let link = qp.tx_hold();
+        SENT_IN_FLIGHT.fetch_add(1, Ordering::SeqCst);
         let skb = this.skb.as_ptr();
         // SAFETY: We own the skb, which has no destructor yet (built by
-        // `new`, never sent). `owner` stays valid until `packet_freed`
-        // returns (`TxOwner`'s contract, after `hold`), which is when
-        // `tx_destructor::<T>` last touches it.
-        unsafe {
-            bindings::rxe_glue_skb_set_destructor(
-                skb,
-                Some(tx_destructor::<T>),
-                core::ptr::from_ref(owner).cast_mut().cast(),
-            )
-        };
+        // `new`, never sent). The link reference is handed to the skb; the
+        // glue's destructor gives it to `tx_done` once, when the skb is
+        // freed.
+        unsafe { bindings::rxe_glue_skb_set_tx_owner(skb, Arc::into_raw(link).cast_mut().cast()) };
         // SAFETY: We own the skb and give it away; `this` is not dropped.
         kernel::error::to_result(unsafe { bindings::rxe_glue_tx_send(skb, this.ipv6) })
+    }
+}
+
+/// Sets the function the destructor of every sent packet calls.
+///
+/// # Safety
+///
+/// Called once, from module init, before any packet is sent.
+pub(crate) unsafe fn tx_init() {
+    // SAFETY: Called once before any packet is sent (our contract).
+    unsafe { bindings::rxe_glue_tx_init(Some(tx_done)) };
+}
+
+/// Called by the destructor of a packet [`TxSkb::send`] sent, once, in any
+/// context but hard IRQ (possibly inside `send`); the glue drops the
+/// packet's module reference after it returns.
+///
+/// # Safety
+///
+/// `arg` is the `Arc<TxLink>` reference `send` gave the packet.
+unsafe extern "C" fn tx_done(arg: *mut c_void) {
+    // SAFETY: By our contract `arg` came from `Arc::into_raw` of an
+    // `Arc<TxLink>` and is given back exactly once, here.
+    let link = unsafe { Arc::<TxLink>::from_raw(arg.cast::<TxLink>().cast_const()) };
+    link.packet_freed();
+    drop(link);
+    SENT_IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);
+}
+
+/// Packets sent and not yet freed, of every QP.
+static SENT_IN_FLIGHT: AtomicU64 = AtomicU64::new(0);
+
+/// Waits until every packet the driver sent has been freed, at module exit
+/// after every device is gone. A packet holds a module reference, so only
+/// one sent during exit itself (ib_core destroying a device's QPs) can be
+/// left; its destructor must run before the module's code goes. Logs
+/// while it waits (a qdisc may hold a packet for any time).
+pub(crate) fn wait_sent_packets() {
+    let mut waited_ms: u64 = 0;
+    while SENT_IN_FLIGHT.load(Ordering::SeqCst) != 0 {
+        if waited_ms % 10_000 == 0 && waited_ms > 0 {
+            pr_warn!(
+                "unload waits for {} packet(s) still queued in the network stack\n",
+                SENT_IN_FLIGHT.load(Ordering::SeqCst)
+            );
+        }
+        kernel::time::delay::fsleep(kernel::time::Delta::from_millis(10));
+        waited_ms += 10;
     }
 }
 
 /// Starts rxe's loopback path: a packet routed to this host (to the
 /// port's own address, or another port's in the same namespace) skips the
 /// IP stack and reaches `rcv` from BH work, as UDP would hand it to the
-/// encapsulation callback; its [`TxOwner`] is told once it is processed.
+/// encapsulation callback; its sender is told once it is processed.
 ///
 /// # Safety
 ///
@@ -182,38 +232,6 @@ pub(crate) unsafe fn loopback_init(rcv: unsafe extern "C" fn(*mut bindings::sock
 pub(crate) unsafe fn loopback_exit() {
     // SAFETY: No packet can be sent any more (our contract).
     unsafe { bindings::rxe_glue_loopback_exit() };
-}
-
-/// What a sent packet belongs to: told when the stack frees it, which for
-/// the local stack is when the receiving end takes it off its backlog
-/// (`ip_rcv` orphans it), and on the loopback path once the receiver has
-/// processed it. A QP counts its packets in flight with this and
-/// stops transmitting while too many are queued.
-///
-/// # Safety
-///
-/// After [`TxOwner::hold`] the owner stays valid until the matching
-/// [`TxOwner::packet_freed`] has returned, and both methods are safe to
-/// call from any CPU at once (the owner is shared with the stack).
-pub(crate) unsafe trait TxOwner {
-    /// A packet is about to be sent.
-    fn hold(&self);
-    /// The stack freed a packet `hold` was called for. Runs in any context
-    /// but hard IRQ, possibly inside [`TxSkb::send`]; must not take locks
-    /// the sender may hold.
-    fn packet_freed(&self);
-}
-
-/// The skb destructor [`TxSkb::send`] installs.
-///
-/// # Safety
-///
-/// Called by the stack, once, for an skb `TxSkb::send::<T>` sent.
-unsafe extern "C" fn tx_destructor<T: TxOwner>(skb: *mut bindings::sk_buff) {
-    // SAFETY: `send` stored a `&T` that is valid until `packet_freed`
-    // returns (`TxOwner`'s contract); the skb is live during its destructor.
-    let owner = unsafe { &*bindings::rxe_glue_skb_destructor_arg(skb).cast::<T>() };
-    owner.packet_freed();
 }
 
 impl Drop for TxSkb {
@@ -239,19 +257,31 @@ pub(crate) struct RxDatagram<'a> {
 }
 
 impl<'a> RxDatagram<'a> {
-    /// Takes over `skb` from the encapsulation callback. `None` (and the
-    /// skb is freed) if it cannot be linearized or has no rxe port.
+    /// Takes over `skb` from the encapsulation callback (`loopback`
+    /// false) or from the driver's loopback path (`loopback` true). `None`
+    /// (and the skb is freed) if it cannot be linearized. Its netdev is
+    /// the one it arrived on, `lo` for a datagram a local socket sent; only
+    /// the loopback path's packets find theirs by destination address.
     ///
     /// # Safety
     ///
-    /// `skb` was handed to the UDP encapsulation callback, which runs in an
-    /// RCU read section for `'a`; the caller does not touch it afterwards.
-    pub(crate) unsafe fn take(skb: *mut bindings::sk_buff) -> Option<RxDatagram<'a>> {
+    /// `skb` was handed to the UDP encapsulation callback, or to the
+    /// loopback path's receive function if `loopback`, which runs in an RCU
+    /// read section for `'a`; the caller does not touch it afterwards.
+    pub(crate) unsafe fn take(skb: *mut bindings::sk_buff, loopback: bool) -> Option<RxDatagram<'a>> {
         let (mut iph, mut iph_len, mut udph, mut payload, mut payload_len) =
             (core::ptr::null_mut(), 0u32, core::ptr::null_mut(), core::ptr::null_mut(), 0u32);
         // SAFETY: We own `skb`; the out-pointers are valid.
         let ndev = unsafe {
-            bindings::rxe_glue_rx_prepare(skb, &mut iph, &mut iph_len, &mut udph, &mut payload, &mut payload_len)
+            bindings::rxe_glue_rx_prepare(
+                skb,
+                loopback,
+                &mut iph,
+                &mut iph_len,
+                &mut udph,
+                &mut payload,
+                &mut payload_len,
+            )
         };
         if ndev.is_null() {
             // SAFETY: We own `skb` and drop it here.

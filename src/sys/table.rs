@@ -52,19 +52,6 @@ impl UseCount {
         }
     }
 
-    /// Takes a use for something that outlives the caller's own (a packet
-    /// in flight). Only while the caller holds a use or the object is
-    /// still published, so the count cannot have drained.
-    pub(crate) fn hold(&self) {
-        self.get();
-    }
-
-    /// Gives back a use [`UseCount::hold`] took. The object may be freed
-    /// as soon as this returns.
-    pub(crate) fn release(&self) {
-        self.put();
-    }
-
     /// Drops the table's use and waits until every other use is gone.
     /// Called once, after the object was removed from its table (or was
     /// never published).
