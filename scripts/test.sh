@@ -6,14 +6,15 @@
 #
 #   scripts/test.sh [PATTERN]   PATTERN limits the VM tests (a regex on names)
 #
-# The VM phase: the C driver's pass and ours run at once in two guests of
-# one vCPU each (RXE_VM_PARALLEL=0: one after the other in one guest, as
-# before), then the comparisons (cmp_*.sh, which only diff the two passes'
-# outputs) run here. The C pass's verdicts and outputs are cached in
-# $RXE_CACHE/c-pass/KEY, KEY a hash of tests/, scripts/vm.sh and
-# check-dmesg.sh, the kernel build and the rdma-core packages: a C test
-# with a cached PASS or SKIP under the same key is not run again, and says
-# so (RXE_NO_CACHE=1 runs and caches them anew).
+# The VM phase: the tests to run (the C driver's, unless cached, and ours)
+# are spread over RXE_VM_GUESTS guests (default 2, of one vCPU each; one
+# guest gets 2), longest first by the durations of earlier runs; the
+# comparisons (cmp_*.sh, which only diff the two drivers' outputs) run
+# here afterwards. The C results are cached in $RXE_CACHE/c-pass/KEY, KEY a
+# hash of tests/, scripts/vm.sh and check-dmesg.sh, the kernel build and
+# the rdma-core packages: a C test with a cached PASS or SKIP under the
+# same key is not run again, and the run says so (RXE_NO_CACHE=1 runs and
+# caches them anew).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/scripts/lib.sh"
@@ -106,42 +107,62 @@ timed() {
     return $rc
 }
 
+# What runs in a guest: the C tests not cached, and ours.
+torun=("${c_missing[@]}")
+for n in "${want[@]}"; do [[ $n != rust/* ]] || torun+=("$n"); done
+# Spread them over RXE_VM_GUESTS guests (default 2, one per core of this
+# machine) of one vCPU each, longest first onto the least loaded guest,
+# by the durations of earlier runs ($RXE_CACHE/durations.txt, else
+# scripts/vm-durations.txt as measured here; else the other driver's
+# duration of the same test, else 60 s). One guest gets 2 vCPUs.
+durations=()
+for f in "$here/scripts/vm-durations.txt" "$RXE_CACHE/durations.txt"; do
+    [ ! -f "$f" ] || durations+=("$f")
+done
+nguests=${RXE_VM_GUESTS:-2}
+[ ${#torun[@]} -gt 0 ] || nguests=0
+[ "$nguests" -le ${#torun[@]} ] || nguests=${#torun[@]}
 guests=()
-run_c=false run_rust=false
-[ ${#c_missing[@]} = 0 ] || run_c=true
-for n in "${want[@]}"; do [[ $n != rust/* ]] || run_rust=true; done
-rust_pattern=$pattern
-if [ "${RXE_VM_PARALLEL:-1}" = 0 ] && $run_c && $run_rust; then
-    # One guest, both drivers (each C test not cached, every Rust one).
-    both=("${c_missing[@]}")
-    for n in "${want[@]}"; do [[ $n != rust/* ]] || both+=("$n"); done
-    guests=(both)
-    timed RXE_VM_TAG=both "$here/scripts/vm.sh" "$logdir" "$suite" --only c --only rust \
-        --results "$logdir/results-both.txt" "$(anchored "${both[@]}")" || true
-else
-    cpus=2
-    if $run_c && $run_rust; then cpus=${RXE_VM_CPUS:-1}; fi
+if [ "$nguests" -gt 0 ]; then
+    plan=$(for i in "${!torun[@]}"; do printf '%s\t%s\n' "$i" "${torun[$i]}"; done |
+        awk -F'\t' -v n="$nguests" '
+            FILENAME != "-" { d[$1] = $2; next }
+            {
+                name = $2; est = d[name]
+                if (est == "") { other = name; if (sub(/^c\//, "rust/", other) == 0) sub(/^rust\//, "c/", other); est = d[other] }
+                if (est == "") est = 60
+                count++; idx[count] = $1; nm[count] = name; e[count] = est
+            }
+            END {
+                # longest first; ties in run order
+                for (i = 1; i <= count; i++) ord[i] = i
+                for (i = 2; i <= count; i++) for (j = i; j > 1 && e[ord[j]] > e[ord[j-1]]; j--) { t = ord[j]; ord[j] = ord[j-1]; ord[j-1] = t }
+                for (g = 1; g <= n; g++) load[g] = 0
+                for (k = 1; k <= count; k++) {
+                    i = ord[k]; best = 1
+                    for (g = 2; g <= n; g++) if (load[g] < load[best]) best = g
+                    load[best] += e[i]; print best "\t" idx[i] "\t" nm[i] "\t" e[i]
+                }
+            }' "${durations[@]}" - | sort -t$'\t' -k1,1n -k2,2n)
+    cpus=1
+    [ "$nguests" -gt 1 ] || cpus=2
+    cpus=${RXE_VM_CPUS:-$cpus}
     pids=()
-    if $run_c; then
-        guests+=(c)
-        echo "vm: C pass in a guest ($cpus vCPU): ${#c_missing[@]} test(s)"
-        timed RXE_VM_QUIET=1 RXE_VM_CPUS=$cpus RXE_VM_TAG=c "$here/scripts/vm.sh" "$logdir" "$suite" \
-            --only c --results "$logdir/results-c.txt" "$(anchored "${c_missing[@]}")" \
-            > "$logdir/vm-c.out" 2>&1 &
+    for g in $(seq 1 "$nguests"); do
+        mapfile -t mine < <(awk -F'\t' -v g="$g" '$1 == g { print $3 }' <<< "$plan")
+        [ ${#mine[@]} -gt 0 ] || continue
+        est=$(awk -F'\t' -v g="$g" '$1 == g { s += $4 } END { print s }' <<< "$plan")
+        guests+=("g$g")
+        echo "vm: guest g$g ($cpus vCPU): ${#mine[@]} tests, about $((est / 60)) min by earlier runs: ${mine[*]}"
+        timed RXE_VM_QUIET=1 RXE_VM_CPUS=$cpus RXE_VM_TAG="g$g" "$here/scripts/vm.sh" "$logdir" "$suite" \
+            --only c --only rust --results "$logdir/results-g$g.txt" "$(anchored "${mine[@]}")" \
+            > "$logdir/vm-g$g.out" 2>&1 &
         pids+=($!)
-    fi
-    if $run_rust; then
-        guests+=(rust)
-        echo "vm: Rust pass in a guest ($cpus vCPU)"
-        timed RXE_VM_QUIET=1 RXE_VM_CPUS=$cpus RXE_VM_TAG=rust "$here/scripts/vm.sh" "$logdir" "$suite" \
-            --only rust --results "$logdir/results-rust.txt" "$rust_pattern" \
-            > "$logdir/vm-rust.out" 2>&1 &
-        pids+=($!)
-    fi
-    echo "vm: progress in $logdir/guest-*.log"
+    done
+    echo "vm: progress in $logdir/guest-g*.log"
     for p in "${pids[@]}"; do wait "$p" || true; done
     for g in "${guests[@]}"; do
-        echo "---- guest $g (logs: $logdir/guest-$g.log, tests/$g/)"
+        echo "---- guest $g (log: $logdir/guest-$g.log)"
         cat "$logdir/guest-$g.log" 2>/dev/null || true
         cat "$logdir/vm-$g.out"
     done
@@ -154,26 +175,39 @@ for g in "${guests[@]}"; do
         extra "vm-$g/kernel-log" "a problem in $logdir/dmesg-$g.txt that no test was blamed for"
     fi
 done
+# Each guest checks the driver it loads: name all but the first check of
+# a driver by its guest, so that every name is one verdict.
+if [ ${#guests[@]} -gt 1 ]; then
+    awk -F'\t' -v OFS='\t' '
+        FNR == 1 { g = FILENAME; sub(/.*results-/, "", g); sub(/\.txt$/, "", g) }
+        $2 ~ /\/driver-selected$/ { if ($2 in have) $2 = $2 " [" g "]"; else have[$2] = 1 }
+        { print > (FILENAME ".new") }' "$logdir"/results-g*.txt
+    for f in "$logdir"/results-g*.txt.new; do mv "$f" "${f%.new}"; done
+fi
 
-# Cache the C pass if it ran clean.
-if $run_c && [ -f "$logdir/guest-${guests[0]}.status" ]; then
-    cres=$logdir/results-${guests[0]}.txt
-    [ "${guests[0]}" = c ] || cres=$logdir/results-both.txt
-    if ! grep -qP '^FAIL\tc/' "$cres" && ! grep -qP '^FAIL\tvm-(c|both)' "$logdir/results-extra.txt"; then
-        mkdir -p "$c_cache/out/tests"
-        cp -r "$logdir/tests/c" "$c_cache/out/tests/"
-        # The C pass's outputs (devinfo-c.txt...), for the comparisons.
-        for f in "$logdir"/*-c.txt; do
-            [ -f "$f" ] || continue
-            case ${f##*/} in results-*|dmesg-*|guest-*) ;; *) cp "$f" "$c_cache/out/" ;; esac
-        done
-        touch "$c_cache/results.txt"
-        grep -P '^(PASS|SKIP)\tc/' "$cres" | cat - "$c_cache/results.txt" |
-            sort -t$'\t' -k2,2 -u > "$c_cache/results.new"
-        mv "$c_cache/results.new" "$c_cache/results.txt"
-        echo "$(date -u '+%Y-%m-%d %H:%M UTC') ($logdir)" > "$c_cache/stamp"
-        echo "vm: C pass cached in $c_cache"
-    fi
+# Cache the C results if the C tests all ran clean; keep every test's
+# duration for the next run's plan.
+if [ ${#c_missing[@]} -gt 0 ] && ! cat "$logdir"/results-g*.txt 2>/dev/null | grep -qP '^FAIL\tc/' &&
+    ! [ -s "$logdir/results-extra.txt" ]; then
+    mkdir -p "$c_cache/out/tests"
+    cp -r "$logdir/tests/c" "$c_cache/out/tests/"
+    # The C pass's outputs (devinfo-c.txt...), for the comparisons.
+    for f in "$logdir"/*-c.txt; do
+        [ -f "$f" ] || continue
+        case ${f##*/} in results-*|dmesg-*|guest-*) ;; *) cp "$f" "$c_cache/out/" ;; esac
+    done
+    touch "$c_cache/results.txt"
+    cat "$logdir"/results-g*.txt | grep -P '^(PASS|SKIP)\tc/[^\t]*\t' | grep -v '\[g[0-9]*\]' |
+        cat - "$c_cache/results.txt" | sort -s -t$'\t' -k2,2 -u > "$c_cache/results.new"
+    mv "$c_cache/results.new" "$c_cache/results.txt"
+    echo "$(date -u '+%Y-%m-%d %H:%M UTC') ($logdir)" > "$c_cache/stamp"
+    echo "vm: C results cached in $c_cache"
+fi
+if [ ${#guests[@]} -gt 0 ]; then
+    touch "$RXE_CACHE/durations.txt"
+    { cat "$logdir"/results-g*.txt 2>/dev/null | awk -F'\t' '$3 != "" && $2 !~ / / { print $2 "\t" $3 }'
+      cat "$RXE_CACHE/durations.txt"; } | sort -s -t$'\t' -k1,1 -u > "$RXE_CACHE/durations.new" || true
+    mv "$RXE_CACHE/durations.new" "$RXE_CACHE/durations.txt"
 fi
 
 # The comparisons only diff files: run them here.
