@@ -114,7 +114,8 @@ for n in "${want[@]}"; do [[ $n != rust/* ]] || torun+=("$n"); done
 # machine) of one vCPU each, longest first onto the least loaded guest,
 # by the durations of earlier runs ($RXE_CACHE/durations.txt, else
 # scripts/vm-durations.txt as measured here; else the other driver's
-# duration of the same test, else 60 s). One guest gets 2 vCPUs.
+# duration of the same test, else 60 s; with nothing measured yet, the C
+# tests in one guest and ours in the other). One guest gets 2 vCPUs.
 durations=()
 for f in "$here/scripts/vm-durations.txt" "$RXE_CACHE/durations.txt"; do
     [ ! -f "$f" ] || durations+=("$f")
@@ -130,7 +131,8 @@ if [ "$nguests" -gt 0 ]; then
             {
                 name = $2; est = d[name]
                 if (est == "") { other = name; if (sub(/^c\//, "rust/", other) == 0) sub(/^rust\//, "c/", other); est = d[other] }
-                if (est == "") est = 60
+                if (est == "") est = 60; else known++
+                if (name ~ /^c\//) hasc = 1; else hasrust = 1
                 count++; idx[count] = $1; nm[count] = name; e[count] = est
             }
             END {
@@ -138,6 +140,11 @@ if [ "$nguests" -gt 0 ]; then
                 for (i = 1; i <= count; i++) ord[i] = i
                 for (i = 2; i <= count; i++) for (j = i; j > 1 && e[ord[j]] > e[ord[j-1]]; j--) { t = ord[j]; ord[j] = ord[j-1]; ord[j-1] = t }
                 for (g = 1; g <= n; g++) load[g] = 0
+                if (!known && n == 2 && hasc && hasrust) {
+                    # Nothing measured yet: the two drivers take about as long.
+                    for (i = 1; i <= count; i++) print (nm[i] ~ /^c\// ? 1 : 2) "\t" idx[i] "\t" nm[i] "\t" e[i]
+                    exit
+                }
                 for (k = 1; k <= count; k++) {
                     i = ord[k]; best = 1
                     for (g = 2; g <= n; g++) if (load[g] < load[best]) best = g
@@ -153,7 +160,7 @@ if [ "$nguests" -gt 0 ]; then
         [ ${#mine[@]} -gt 0 ] || continue
         est=$(awk -F'\t' -v g="$g" '$1 == g { s += $4 } END { print s }' <<< "$plan")
         guests+=("g$g")
-        echo "vm: guest g$g ($cpus vCPU): ${#mine[@]} tests, about $((est / 60)) min by earlier runs: ${mine[*]}"
+        echo "vm: guest g$g ($cpus vCPU): ${#mine[@]} tests, estimate $((est / 60)) min (earlier runs; 60 s if unmeasured): ${mine[*]}"
         timed RXE_VM_QUIET=1 RXE_VM_CPUS=$cpus RXE_VM_TAG="g$g" "$here/scripts/vm.sh" "$logdir" "$suite" \
             --only c --only rust --results "$logdir/results-g$g.txt" "$(anchored "${mine[@]}")" \
             > "$logdir/vm-g$g.out" 2>&1 &
