@@ -2,17 +2,40 @@
 # Run every test: host protocol tests (cargo test, clippy), the module build
 # (warnings are errors), and the VM suite against the C driver and ours.
 # Sets the machine up first (idempotent). Prints phase timings and ends with
-# the VM suite's "N passed, N failed".
+# the whole run's "N passed, N failed" (non-zero exit on any failure).
 #
 #   scripts/test.sh [PATTERN]   PATTERN limits the VM tests (a regex on names)
+#
+# The VM phase: the tests to run (the C driver's, unless cached, and ours)
+# are spread over RXE_VM_GUESTS guests (default 2, of one vCPU each; one
+# guest gets 2), longest first by the durations of earlier runs; the
+# comparisons (cmp_*.sh, which only diff the two drivers' outputs) run
+# here afterwards. The C results are cached in $RXE_CACHE/c-pass/KEY, KEY a
+# hash of tests/, scripts/vm.sh and check-dmesg.sh, the kernel build and
+# the rdma-core packages: a C test with a cached PASS or SKIP under the
+# same key is not run again, and the run says so (RXE_NO_CACHE=1 runs and
+# caches them anew).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/scripts/lib.sh"
 cd "$here"
+pattern=${1:-.}
+suite=$here/tests/vm/suite.sh
+
+# A pattern that selects no test fails at once, before anything is built.
+mapfile -t want < <(bash "$suite" --list "$pattern")
+if [ ${#want[@]} = 0 ]; then
+    echo "vm: the pattern '$pattern' selects no test (tests/vm/suite.sh --list shows them)"
+    echo "0 passed, 1 failed"
+    exit 1
+fi
 
 "$here/scripts/setup.sh"
 
 phase_start host-tests
+# The C cross-checks of the uapi layout (abi_layout.rs, abi_values.rs)
+# fail here, not skip, if cc or the headers are missing.
+export RXE_REQUIRE_CC=1
 (cd host && cargo test --quiet 2>&1 | tail -n 60)
 (cd host && cargo clippy --quiet --all-targets -- -D warnings)
 phase_end host-tests
@@ -24,6 +47,7 @@ phase_end module
 phase_start vm-tests
 logdir=${RXE_LOGDIR:-$here/logs/vm-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$logdir"
+logdir=$(cd "$logdir" && pwd)
 # The guest runs the host's userspace: build the test programs here, where
 # gcc is not emulated (x_hostile_ring.sh looks for it in the log directory).
 gcc -O1 -g -Wall -Werror -o "$logdir/hostile_ring" tests/vm/hostile_ring.c -libverbs
@@ -31,5 +55,193 @@ gcc -O1 -g -Wall -Werror -o "$logdir/hostile_ring" tests/vm/hostile_ring.c -libv
 mkdir -p "$logdir/kmod"
 cp tests/kmod/Kbuild tests/kmod/*.c "$logdir/kmod/"
 make -s -C "$RXE_CACHE/kernel" LLVM=1 M="$logdir/kmod" W=1 KCFLAGS=-Werror modules
-"$here/scripts/vm.sh" "$logdir" "$here/tests/vm/suite.sh" "${1:-.}"
+
+rm -f "$logdir"/results*.txt "$logdir"/guest*.status
+# extra NAME WHY: failures found outside a test (a guest that did
+# not finish, a problem in the kernel log that no test was blamed for).
+: > "$logdir/results-extra.txt"
+extra() { printf 'FAIL\t%s\t\t%s\n' "$1" "$2" >> "$logdir/results-extra.txt"; }
+
+# The C pass's cache.
+c_key=$( {
+    (cd "$here" && find tests scripts/vm.sh scripts/check-dmesg.sh -name __pycache__ -prune -o -type f -print0 |
+        sort -z | xargs -0 sha256sum)
+    basename "$(readlink -f "$RXE_CACHE/kernel")"
+    dpkg-query -W -f='${Package} ${Version}\n' rdma-core ibverbs-providers libibverbs1 \
+        librdmacm1 ibverbs-utils rdmacm-utils perftest python3-pyverbs 2>/dev/null || true
+    echo "slow=${RXE_SLOW_TESTS:-} cycles=${RXE_CYCLES:-} timeout=${RXE_TEST_TIMEOUT:-}"
+} | sha256sum | cut -c1-16)
+c_cache=$RXE_CACHE/c-pass/$c_key
+: > "$logdir/results-c-cached.txt"
+c_missing=()
+c_cached=0
+for n in "${want[@]}"; do
+    [[ $n == c/* ]] || continue
+    if [ -z "${RXE_NO_CACHE:-}" ] && [ -f "$c_cache/results.txt" ] &&
+        line=$(grep -P "^(PASS|SKIP)\t\Q$n\E\t" "$c_cache/results.txt"); then
+        printf '%s\t(cached)\n' "$line" >> "$logdir/results-c-cached.txt"
+        c_cached=$((c_cached + 1))
+    else
+        c_missing+=("$n")
+    fi
+done
+if [ $c_cached -gt 0 ]; then
+    # The cached tests' logs and the outputs the comparisons read.
+    cp -r "$c_cache/out/." "$logdir/"
+    echo "vm: C pass: $c_cached result(s) CACHED from $(cat "$c_cache/stamp") (key $c_key; RXE_NO_CACHE=1 runs them again):"
+    cut -f1,2 "$logdir/results-c-cached.txt" | sed 's/\t/ /; s/^/    /; s/$/ (cached)/'
+fi
+
+# anchored NAMES...: a pattern that selects exactly these names.
+anchored() {
+    local IFS='|'
+    printf '^(%s)$' "$(printf '%s\n' "$@" | sed 's/[][\.*^$()+?{}|]/\\&/g' | paste -sd'|')"
+}
+
+# timed VAR=VALUE... COMMAND...: run it, then print its wall time.
+timed() {
+    local start=$SECONDS rc=0 a tag=
+    for a in "$@"; do [[ $a != RXE_VM_TAG=* ]] || tag=${a#*=}; done
+    env "$@" || rc=$?
+    echo "vm: guest $tag: wall time $((SECONDS - start)) s (exit $rc)"
+    return $rc
+}
+
+# What runs in a guest: the C tests not cached, and ours.
+torun=("${c_missing[@]}")
+for n in "${want[@]}"; do [[ $n != rust/* ]] || torun+=("$n"); done
+# Spread them over RXE_VM_GUESTS guests (default 2, one per core of this
+# machine) of one vCPU each, longest first onto the least loaded guest,
+# by the durations of earlier runs ($RXE_CACHE/durations.txt, else
+# scripts/vm-durations.txt as measured here; else the other driver's
+# duration of the same test, else 60 s; with nothing measured yet, the C
+# tests in one guest and ours in the other). One guest gets 2 vCPUs.
+durations=()
+for f in "$here/scripts/vm-durations.txt" "$RXE_CACHE/durations.txt"; do
+    [ ! -f "$f" ] || durations+=("$f")
+done
+nguests=${RXE_VM_GUESTS:-2}
+[ ${#torun[@]} -gt 0 ] || nguests=0
+[ "$nguests" -le ${#torun[@]} ] || nguests=${#torun[@]}
+guests=()
+if [ "$nguests" -gt 0 ]; then
+    plan=$(for i in "${!torun[@]}"; do printf '%s\t%s\n' "$i" "${torun[$i]}"; done |
+        awk -F'\t' -v n="$nguests" '
+            FILENAME != "-" { d[$1] = $2; next }
+            {
+                name = $2; est = d[name]
+                if (est == "") { other = name; if (sub(/^c\//, "rust/", other) == 0) sub(/^rust\//, "c/", other); est = d[other] }
+                if (est == "") est = 60; else known++
+                if (name ~ /^c\//) hasc = 1; else hasrust = 1
+                count++; idx[count] = $1; nm[count] = name; e[count] = est
+            }
+            END {
+                # longest first; ties in run order
+                for (i = 1; i <= count; i++) ord[i] = i
+                for (i = 2; i <= count; i++) for (j = i; j > 1 && e[ord[j]] > e[ord[j-1]]; j--) { t = ord[j]; ord[j] = ord[j-1]; ord[j-1] = t }
+                for (g = 1; g <= n; g++) load[g] = 0
+                if (!known && n == 2 && hasc && hasrust) {
+                    # Nothing measured yet: the two drivers take about as long.
+                    for (i = 1; i <= count; i++) print (nm[i] ~ /^c\// ? 1 : 2) "\t" idx[i] "\t" nm[i] "\t" e[i]
+                    exit
+                }
+                for (k = 1; k <= count; k++) {
+                    i = ord[k]; best = 1
+                    for (g = 2; g <= n; g++) if (load[g] < load[best]) best = g
+                    load[best] += e[i]; print best "\t" idx[i] "\t" nm[i] "\t" e[i]
+                }
+            }' "${durations[@]}" - | sort -t$'\t' -k1,1n -k2,2n)
+    cpus=1
+    [ "$nguests" -gt 1 ] || cpus=2
+    cpus=${RXE_VM_CPUS:-$cpus}
+    pids=()
+    for g in $(seq 1 "$nguests"); do
+        mapfile -t mine < <(awk -F'\t' -v g="$g" '$1 == g { print $3 }' <<< "$plan")
+        [ ${#mine[@]} -gt 0 ] || continue
+        est=$(awk -F'\t' -v g="$g" '$1 == g { s += $4 } END { print s }' <<< "$plan")
+        guests+=("g$g")
+        echo "vm: guest g$g ($cpus vCPU): ${#mine[@]} tests, estimate $((est / 60)) min (earlier runs; 60 s if unmeasured): ${mine[*]}"
+        timed RXE_VM_QUIET=1 RXE_VM_CPUS=$cpus RXE_VM_TAG="g$g" "$here/scripts/vm.sh" "$logdir" "$suite" \
+            --only c --only rust --results "$logdir/results-g$g.txt" "$(anchored "${mine[@]}")" \
+            > "$logdir/vm-g$g.out" 2>&1 &
+        pids+=($!)
+    done
+    echo "vm: progress in $logdir/guest-g*.log"
+    for p in "${pids[@]}"; do wait "$p" || true; done
+    for g in "${guests[@]}"; do
+        echo "---- guest $g (log: $logdir/guest-$g.log)"
+        cat "$logdir/guest-$g.log" 2>/dev/null || true
+        cat "$logdir/vm-$g.out"
+    done
+fi
+for g in "${guests[@]}"; do
+    if [ ! -f "$logdir/guest-$g.status" ]; then
+        extra "vm-$g" "the guest did not finish: see $logdir/console-$g.log"
+    elif ! "$here/scripts/check-dmesg.sh" "$logdir/dmesg-$g.txt" > /dev/null &&
+        ! grep -q 'kernel log: ' "$logdir/results-$g.txt" 2>/dev/null; then
+        extra "vm-$g/kernel-log" "a problem in $logdir/dmesg-$g.txt that no test was blamed for"
+    fi
+done
+# Each guest checks the driver it loads: name all but the first check of
+# a driver by its guest, so that every name is one verdict.
+if [ ${#guests[@]} -gt 1 ]; then
+    awk -F'\t' -v OFS='\t' '
+        FNR == 1 { g = FILENAME; sub(/.*results-/, "", g); sub(/\.txt$/, "", g) }
+        $2 ~ /\/driver-selected$/ { if ($2 in have) $2 = $2 " [" g "]"; else have[$2] = 1 }
+        { print > (FILENAME ".new") }' "$logdir"/results-g*.txt
+    for f in "$logdir"/results-g*.txt.new; do mv "$f" "${f%.new}"; done
+fi
+
+# Cache the C results if the C tests all ran clean; keep every test's
+# duration for the next run's plan.
+if [ ${#c_missing[@]} -gt 0 ] && ! cat "$logdir"/results-g*.txt 2>/dev/null | grep -qP '^FAIL\tc/' &&
+    ! [ -s "$logdir/results-extra.txt" ]; then
+    mkdir -p "$c_cache/out/tests"
+    cp -r "$logdir/tests/c" "$c_cache/out/tests/"
+    # The C pass's outputs (devinfo-c.txt...), for the comparisons.
+    for f in "$logdir"/*-c.txt; do
+        [ -f "$f" ] || continue
+        case ${f##*/} in results-*|dmesg-*|guest-*) ;; *) cp "$f" "$c_cache/out/" ;; esac
+    done
+    touch "$c_cache/results.txt"
+    cat "$logdir"/results-g*.txt | grep -P '^(PASS|SKIP)\tc/[^\t]*\t' | grep -v '\[g[0-9]*\]' |
+        cat - "$c_cache/results.txt" | sort -s -t$'\t' -k2,2 -u > "$c_cache/results.new"
+    mv "$c_cache/results.new" "$c_cache/results.txt"
+    echo "$(date -u '+%Y-%m-%d %H:%M UTC') ($logdir)" > "$c_cache/stamp"
+    echo "vm: C results cached in $c_cache"
+fi
+if [ ${#guests[@]} -gt 0 ]; then
+    touch "$RXE_CACHE/durations.txt"
+    { cat "$logdir"/results-g*.txt 2>/dev/null | awk -F'\t' '$3 != "" && $2 !~ / / { print $2 "\t" $3 }'
+      cat "$RXE_CACHE/durations.txt"; } | sort -s -t$'\t' -k1,1 -u > "$RXE_CACHE/durations.new" || true
+    mv "$RXE_CACHE/durations.new" "$RXE_CACHE/durations.txt"
+fi
+
+# The comparisons only diff files: run them here.
+if printf '%s\n' "${want[@]}" | grep -q '^compare/'; then
+    echo "---- comparisons"
+    RXE_LOGDIR=$logdir bash "$suite" --only compare --results "$logdir/results-compare.txt" "$pattern" || true
+fi
+
+# Every selected test must have a verdict.
+cat "$logdir"/results-*.txt > "$logdir/results.txt"
+for n in "${want[@]}"; do
+    cut -f2 "$logdir/results.txt" | grep -qxF "$n" ||
+        printf 'FAIL\t%s\t\t%s\n' "$n" "no result (its guest did not finish?)" >> "$logdir/results.txt"
+done
+
+echo
+passed=$(grep -c '^PASS' "$logdir/results.txt" || true)
+failed=$(grep -c '^FAIL' "$logdir/results.txt" || true)
+if [ "$failed" -gt 0 ]; then
+    echo "failed:"
+    awk -F'\t' '$1 == "FAIL" { print "    " $2 ($4 != "" ? " (" $4 ")" : "") }' "$logdir/results.txt"
+fi
+skipped=$(grep -c '^SKIP' "$logdir/results.txt" || true)
+echo "skipped: $skipped"
+awk -F'\t' '$1 == "SKIP" { print "    " $2 ($4 != "" ? " (" $4 ")" : "") }' "$logdir/results.txt"
+[ $c_cached = 0 ] || echo "cached: $c_cached C result(s), not run in this boot (key $c_key)"
+echo "logs: $logdir"
 phase_end vm-tests
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]

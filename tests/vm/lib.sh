@@ -72,26 +72,65 @@ rxe_use_driver() {
     depmod -a "$kver"
 }
 
-# Is the loaded (or, if none, the modprobe-able) rdma_rxe the one asked for?
+# Which rdma_rxe is loaded: prints "rust" for ours, "c" for the in-tree
+# one; fails if none is. Reads the loaded module, not a file: ours is
+# written in Rust, so its functions are in /proc/kallsyms under v0-mangled
+# names (_R...) tagged [rdma_rxe], and it is out of tree, so its taint
+# flags include O; the C driver has neither. Anything else (one sign
+# without the other) prints "unknown".
+rxe_loaded_driver() {
+    local taint=
+    [ -e /sys/module/rdma_rxe/initstate ] || return 1
+    [ -r /sys/module/rdma_rxe/taint ] && read -r taint < /sys/module/rdma_rxe/taint
+    local rust_syms=false
+    grep -qE '[[:space:]]_R[^[:space:]]*[[:space:]]+\[rdma_rxe\]' /proc/kallsyms && rust_syms=true
+    case $rust_syms,$taint in
+        true,*O*) echo rust ;;
+        false,*O*|true,*) echo unknown ;;
+        *) echo c ;;
+    esac
+}
+
+# Is the loaded rdma_rxe (or, if none is loaded, the modprobe-able one)
+# the one asked for ($1: rust or c)?
 rxe_driver_is() {
-    local desc
+    local desc loaded
+    if loaded=$(rxe_loaded_driver); then
+        [ "$loaded" = "$1" ]
+        return
+    fi
     desc=$(modinfo -F description rdma_rxe 2>/dev/null)
     case $1 in
         rust) [[ $desc == *Rust* ]] ;;
         c) [[ -n $desc && $desc != *Rust* ]] ;;
+        *) return 1 ;;
     esac
+}
+
+# Load rdma_rxe and check that the loaded module is the driver asked for
+# ($1, default RXE_DRIVER), by its symbols and taint (rxe_loaded_driver).
+rxe_load_checked() {
+    local which=${1:-$RXE_DRIVER} loaded
+    rxe_load || { echo "modprobe rdma_rxe failed" >&2; return 1; }
+    loaded=$(rxe_loaded_driver) || { echo "rdma_rxe is not loaded after modprobe" >&2; return 1; }
+    [ "$loaded" = "$which" ] || { echo "the loaded rdma_rxe is the $loaded driver, not $which" >&2; return 1; }
+    echo "the loaded rdma_rxe is the $loaded driver"
 }
 
 rxe_load() { modprobe rdma_rxe; }
 
-# Remove every rxe device, then the module.
+# Remove every rxe device, then the module. Fails if the module is still
+# loaded afterwards.
 rxe_unload() {
     local d
+    # No module, no device (and no process started: each costs about a
+    # second under TCG).
+    [ -e /sys/module/rdma_rxe ] || return 0
     for d in $(rdma link show 2>/dev/null | sed -n 's/^link \([^/]*\)\/.*/\1/p'); do
         rdma link del "$d" 2>/dev/null || true
     done
     modprobe -r rdma_rxe 2>/dev/null || true
-    ! lsmod | grep -q '^rdma_rxe '
+    [ ! -e /sys/module/rdma_rxe ]
 }
 
 # A veth pair veth-a <-> veth-b with fixed MACs (so GUIDs are the same for
