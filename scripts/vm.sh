@@ -31,7 +31,7 @@ rm -f "$logdir/guest$sfx.status" "$logdir/dmesg$sfx.txt"
 wrapper="$logdir/.guest-wrapper$sfx.sh"
 cat > "$wrapper" <<WRAP
 #!/bin/bash
-export RXE_REPO='$here' RXE_LOGDIR='$logdir' RXE_KDIR='$kdir' RXE_SLOW_TESTS='${RXE_SLOW_TESTS:-}' RXE_CYCLES='${RXE_CYCLES:-}'
+export RXE_REPO='$here' RXE_LOGDIR='$logdir' RXE_KDIR='$kdir' RXE_SLOW_TESTS='${RXE_SLOW_TESTS:-}' RXE_CYCLES='${RXE_CYCLES:-}' RXE_VM_TAG='${RXE_VM_TAG:-}'
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 cd '$here'
 bash '$script' $(printf '%q ' "$@") > '$logdir/guest$sfx.log' 2>&1

@@ -178,11 +178,38 @@ run_one() { # name kind command... (kind: test, selftest, load or compare)
     record "$name" $verdict "$((SECONDS - start))" "${why[*]}"
 }
 
+# kmemleak_check DRIVER: after a driver's tests, a kmemleak scan; a report
+# that involves RDMA (rdma_*, ib_*, uverbs, rxe frames or objects) fails
+# "DRIVER/kmemleak" for ours, and is shown as a skip for the C driver.
+# Reports from before the driver's tests were cleared when they began.
+kmemleak=/sys/kernel/debug/kmemleak
+kmemleak_check() {
+    local driver=$1 name="$1/kmemleak${RXE_VM_TAG:+ [$RXE_VM_TAG]}" start=$SECONDS n
+    local out=$RXE_LOGDIR/tests/$driver/kmemleak${RXE_VM_TAG:+-$RXE_VM_TAG}.log
+    [ -w "$kmemleak" ] || { record "$name" FAIL "" "no $kmemleak"; return; }
+    echo "== $name"
+    echo scan > "$kmemleak" 2>/dev/null
+    cat "$kmemleak" > "$out" 2>&1
+    # One count per unreferenced object whose report mentions RDMA.
+    n=$(awk '/^unreferenced object/ { hit = 0 }
+             /rdma|ib_|uverbs|rxe/ { if (!hit) { hit = 1; c++ } }
+             END { print c + 0 }' "$out")
+    if [ "$n" = 0 ]; then
+        record "$name" PASS "$((SECONDS - start))"
+    elif [ "$driver" = c ]; then
+        record "$name" SKIP "$((SECONDS - start))" "C driver: $n leak report(s) involving RDMA, see $out"
+    else
+        sed 's/^/    /' "$out" | head -40
+        record "$name" FAIL "$((SECONDS - start))" "$n leak report(s) involving RDMA, see $out"
+    fi
+}
+
 run_driver() { # driver
     local driver=$1 name blocked= s
     export RXE_DRIVER=$driver
     selected "$driver"
     [ ${#sel[@]} -gt 0 ] || return 0
+    echo clear > "$kmemleak" 2>/dev/null
     mkdir -p "$RXE_LOGDIR/tests/$driver"
     # shellcheck source=lib.sh
     if ! ( . "$here/lib.sh"; rxe_unload ) >/dev/null 2>&1; then
@@ -220,6 +247,7 @@ run_driver() { # driver
             blocked="rdma_rxe could not be unloaded after $name"
         fi
     done
+    [ -n "$blocked" ] || kmemleak_check "$driver"
 }
 
 total=0
