@@ -1,15 +1,18 @@
-# Destroying a QP whose packets a qdisc holds (issue 10, item 8). rxe0
+# Destroying a QP whose packets the stack holds (issue 10, item 8). rxe0
 # (veth-a, here) and rxe1 (veth-b, namespace "peer") carry an RC
-# connection; after one WRITE completes, veth-a gets a netem qdisc that
-# delays every packet by 100 s, and eight more WRITEs are posted: their
-# packets sit in the qdisc. Destroying the QP must return within a bounded
-# time (the driver waits a moment, then lets the packets go: they point at
-# a reference-counted link, not at the QP), and so must `rdma link del`.
+# connection; after one WRITE completes, the peer stops answering ARP (its
+# address is removed), veth-a's neighbour entry is flushed and its ARP
+# retransmit time set to 100 s: the next packets wait in the neighbour's
+# queue (which, unlike netem or tun, does not orphan them: their
+# destructor still points into the driver) for minutes. Eight WRITEs are
+# posted; destroying the QP must return within a bounded time (the driver
+# waits a moment, then lets the packets go: they point at a
+# reference-counted link, not at the QP), and so must `rdma link del`.
 # While the packets are held the module refuses to unload (each holds a
 # module reference, so that its destructor's code stays), in bounded time;
-# once the qdisc is deleted the packets are freed (their destructors run
-# after the QP is gone: KASAN would see a use after free) and the module
-# unloads.
+# once veth-a goes down its neighbour queue is purged, the packets are
+# freed (their destructors run after the QP is gone: KASAN would see a use
+# after free) and the module unloads.
 #
 # The C driver is not run: its destroy waits 50 s for the packets, then
 # WARNs (which fails the kernel-log check of the whole run) and frees the
@@ -93,11 +96,17 @@ while True:
     assert time.time() < end, "first WRITE did not complete"
 assert wcs[0].status == e.IBV_WC_SUCCESS, wcs[0].status
 print("first WRITE completed")
-subprocess.run(["tc", "qdisc", "add", "dev", "veth-a", "root", "netem", "delay", "100s"], check=True)
+for cmd in (["sysctl", "-qw", "net.ipv4.neigh.veth-a.retrans_time_ms=100000",
+             "net.ipv4.neigh.veth-a.mcast_solicit=3", "net.ipv4.neigh.veth-a.ucast_solicit=3",
+             "net.ipv4.neigh.veth-a.app_solicit=0"],
+            ["ip", "-n", "peer", "addr", "del", "10.0.0.2/24", "dev", "veth-b"],
+            ["ip", "neigh", "flush", "dev", "veth-a"]):
+    subprocess.run(cmd, check=True)
 for i in range(8):
     a.write(b, 10 + i)
 time.sleep(2)
-print("8 WRITEs posted, their packets held by netem", flush=True)
+print(subprocess.run(["ip", "neigh", "show", "dev", "veth-a"], capture_output=True, text=True).stdout.strip())
+print("8 WRITEs posted, their packets wait for ARP", flush=True)
 start = time.monotonic()
 a.qp.close()
 took = time.monotonic() - start
@@ -117,16 +126,15 @@ py=$!
 # fails instead of hanging the suite.
 if ! wait_for 90 test -s /tmp/destroy_wait.rc; then
     cat /tmp/destroy_wait.out >&2
-    tc qdisc del dev veth-a root 2>/dev/null
+    ip link set veth-a down
     wait $py
-    fail "destroy_qp did not return within 90 s while a qdisc held its packets"
+    fail "destroy_qp did not return within 90 s while the neighbour queue held its packets"
 fi
 wait $py
 rc=$(cat /tmp/destroy_wait.rc)
 sed 's/^/    /' /tmp/destroy_wait.out
 [ $rc = 0 ] || fail "destroy test process failed ($rc)"
-tc -s qdisc show dev veth-a | sed 's/^/    /'
-note "ok: destroy_qp returned while netem held the packets"
+note "ok: destroy_qp returned while the neighbour queue held the packets"
 
 start=$SECONDS
 expect "rdma link del rxe0 returns while packets are held" timeout 60 rdma link del rxe0
@@ -134,12 +142,12 @@ expect "rdma link del rxe1" timeout 60 ip netns exec peer rdma link del rxe1
 note "link del took $((SECONDS - start)) s"
 start=$SECONDS
 if timeout 60 modprobe -r rdma_rxe 2>/tmp/rmmod.err; then
-    note "module unloaded at once (no packet was left in the qdisc)"
+    note "module unloaded at once (no packet was left held)"
 else
     [ $((SECONDS - start)) -lt 60 ] || fail "modprobe -r did not return within 60 s"
-    note "ok: module refused to unload while the qdisc holds its packets ($(head -1 /tmp/rmmod.err))"
+    note "ok: module refused to unload while the neighbour queue holds its packets ($(head -1 /tmp/rmmod.err))"
 fi
-expect "delete the qdisc (its packets are freed)" tc qdisc del dev veth-a root
+expect "veth-a down (its neighbour queue is purged)" ip link set veth-a down
 sleep 1
 expect "module unloads once the packets are freed" wait_for 30 sh -c \
     "modprobe -r rdma_rxe 2>/dev/null; ! lsmod | grep -q '^rdma_rxe '"
