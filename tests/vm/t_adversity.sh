@@ -63,7 +63,17 @@ for cond in "loss 1%" "loss 5%" "duplicate 1%" "delay 2ms reorder 25% 50%"; do
     # A QP left in ERROR by a stalled run is gone with its process.
 done
 
-expect "adversity cases" /usr/bin/python3 "$here/adversity.py" rxe0 "$g0" rxe1 "$g1"
+cases=(retry_exhausted rnr_exhausted rnr_late_recv destroy_armed atomic_race)
+if [ "$RXE_DRIVER" = c ] && [ -z "${RXE_ADVERSITY_ALL:-}" ]; then
+    # Destroying a QP whose retry timer is armed makes the C driver wait
+    # about a minute and then WARN in __rxe_cleanup (rxe_pool.c:212,
+    # references not dropped in time), which fails the test by its kernel
+    # log: a known failure of the C driver, not run (RXE_ADVERSITY_ALL=1
+    # runs it).
+    cases=(retry_exhausted rnr_exhausted rnr_late_recv atomic_race)
+    note "C known failure: destroy_armed (WARN in __rxe_cleanup), not run"
+fi
+expect "adversity cases" /usr/bin/python3 "$here/adversity.py" rxe0 "$g0" rxe1 "$g1" "${cases[@]}"
 sed 's/^/  /' /tmp/expect.out
 two_namespaces_down
 [ $bad = 0 ] || fail "integrity under loss"
