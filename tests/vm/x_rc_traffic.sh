@@ -134,6 +134,16 @@ run_pair() {
         [ "$got" = "$want" ] || { ok=false; why="client printed $got lines matching '$re', not $want"; }
     fi
     port=$((port + 1))
+    if ! $ok && [ "$RXE_DRIVER" = c ] && [[ $why == *"timed out"* ]] && [ -z "${c_retried:-}" ]; then
+        # The C driver now and then stalls a connection under emulation
+        # with 1 vCPU (seen with ibv_rc_pingpong -N: 240 s, completer
+        # retries, no progress): its known flake. The reference is
+        # retried once, saying so; ours never is.
+        echo "C known flake: $name stalled ($why), retried once"
+        selected=$((selected - 1))
+        c_retried=1 run_pair "$name" "$t" "$chk" "${server[@]}" -- "${client[@]}"
+        return
+    fi
     if $ok; then
         passed=$((passed + 1)); echo "PASS $name ($((SECONDS - start)) s; server up $listen_s s, client $client_s s)"
         note "  retries so far: $(retry_counters)"
