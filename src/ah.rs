@@ -126,5 +126,7 @@ pub(crate) fn destroy(rxe: &RxeDevice, ah: &RxeAh) {
 
 /// The address of AH `ah_num`, if it exists and belongs to PD `pd`.
 pub(crate) fn address_of(rxe: &RxeDevice, ah_num: u32, pd: usize) -> Option<AddressVector> {
-    rxe.ahs.read(ah_num, |ah| (ah.body.pd == pd).then_some(ah.body.av)).flatten()
+    rxe.ahs
+        .read(ah_num, |ah| (ah.body.pd == pd).then_some(ah.body.av))
+        .flatten()
 }

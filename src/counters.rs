@@ -13,7 +13,10 @@ use core::{
 /// One counter; the value is its index in [`NAMES`] and in the C driver's
 /// `enum rxe_counters`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[allow(dead_code, reason = "the data path counts; not every counter has a user yet")]
+#[allow(
+    dead_code,
+    reason = "the data path counts; not every counter has a user yet"
+)]
 pub(crate) enum Counter {
     /// Packets handed to the network.
     SentPkts,

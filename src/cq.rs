@@ -97,9 +97,11 @@ fn cq_sizing(rxe: &RxeDevice, cqe: u32) -> Result<crate::abi::queue::QueueSizing
     if cqe > rxe.attr.max_cqe as u32 {
         return Err(EINVAL);
     }
-    QueueGeometry::for_request(cqe, CQE_ELEM_SIZE, crate::sys::cache_line_size()).map_err(|e| match e {
-        QueueError::TooLarge => ENOMEM,
-        _ => EINVAL,
+    QueueGeometry::for_request(cqe, CQE_ELEM_SIZE, crate::sys::cache_line_size()).map_err(|e| {
+        match e {
+            QueueError::TooLarge => ENOMEM,
+            _ => EINVAL,
+        }
     })
 }
 
@@ -265,7 +267,8 @@ impl RxeCq {
         let pushed = if st.user {
             st.ring.push(&st.buf, &completion.to_bytes())
         } else {
-            st.ring.push(&st.buf, &KernelCqe::new(completion, kernel).to_bytes())
+            st.ring
+                .push(&st.buf, &KernelCqe::new(completion, kernel).to_bytes())
         };
         if pushed.is_err() {
             let first = !st.overflowed;

@@ -7,8 +7,8 @@
 
 use crate::{
     device::RxeDevice,
-    recv,
     fault::{self, FaultInjector},
+    recv,
     sys::device_box::OwnerDevice,
 };
 use core::{
@@ -122,7 +122,11 @@ fn show_qps(owner: &OwnerDevice, out: &mut fmt::Formatter<'_>) -> fmt::Result {
             inner.rc.responder.expected_psn().get(),
             req.retry_left(),
             req.rnr_retry_left(),
-            if req.retry_timer_armed() { "armed" } else { "off" },
+            if req.retry_timer_armed() {
+                "armed"
+            } else {
+                "off"
+            },
             u8::from(req.waiting_for_rnr()),
             req.outstanding_wqes(),
         )?;

@@ -13,8 +13,8 @@ use crate::{
         bindings,
         device_box::DeviceBox,
         ib::{self, DeviceIdentity, IbDevice},
-        table::IndexTable,
         net::{NetDevice, NetdevEvent},
+        table::IndexTable,
     },
 };
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -254,7 +254,11 @@ impl RxeDevice {
     }
 
     /// `get_port_immutable`: a RoCEv2 (UDP encapsulation) port.
-    pub(crate) fn port_immutable(&self, port: u32, immutable: &mut bindings::ib_port_immutable) -> Result {
+    pub(crate) fn port_immutable(
+        &self,
+        port: u32,
+        immutable: &mut bindings::ib_port_immutable,
+    ) -> Result {
         if port != 1 {
             return Err(EINVAL);
         }
@@ -278,7 +282,10 @@ impl RxeDevice {
 
     /// The fault rules, when some are set (the packet paths' one check).
     pub(crate) fn active_faults(&self) -> Option<&FaultInjector> {
-        self.debugfs.get().map(|d| d.get_ref().faults()).filter(|f| f.active())
+        self.debugfs
+            .get()
+            .map(|d| d.get_ref().faults())
+            .filter(|f| f.active())
     }
 
     /// The port's active MTU in bytes: the largest UD message.

@@ -35,7 +35,10 @@ impl HeldPacket {
         bytes.extend_from_slice(ip, GFP_ATOMIC)?;
         bytes.extend_from_slice(udp, GFP_ATOMIC)?;
         bytes.extend_from_slice(roce, GFP_ATOMIC)?;
-        Ok(HeldPacket { bytes, ip_len: ip.len() })
+        Ok(HeldPacket {
+            bytes,
+            ip_len: ip.len(),
+        })
     }
 
     /// The IP header, UDP header and RoCE packet.
@@ -112,7 +115,11 @@ impl FaultInjector {
     /// and drops the packets held.
     fn set_rules(&self, text: &[u8]) -> Result {
         let rules = FaultRules::parse(text).map_err(|e| {
-            pr_warn!("faults: rule on line {}: {}; rules unchanged\n", e.line, e.reason);
+            pr_warn!(
+                "faults: rule on line {}: {}; rules unchanged\n",
+                e.line,
+                e.reason
+            );
             EINVAL
         })?;
         let active = !rules.is_empty();

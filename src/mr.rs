@@ -48,7 +48,10 @@ impl Counted for RxeMr {
 }
 
 /// The memory a region's addresses refer to.
-#[allow(dead_code, reason = "the data path reads the user pages; `umem` only keeps them pinned")]
+#[allow(
+    dead_code,
+    reason = "the data path reads the user pages; `umem` only keeps them pinned"
+)]
 pub(crate) enum MrMemory {
     /// Kernel virtual addresses (`get_dma_mr`): the kernel consumer passes
     /// addresses of its own buffers.

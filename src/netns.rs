@@ -107,9 +107,11 @@ pub(crate) fn acquire_sockets(net: &Net) -> Result<Arc<NetnsSockets>> {
             let mut s = sockets.inner.lock();
             if s.devices == 0 {
                 let port = bindings::RXE_GLUE_ROCE_V2_UDP_DPORT;
-                let v4 = UdpTunnelSock::new(net, false, port, recv::udp_encap_recv).inspect_err(|_| {
-                    pr_err!("failed to create IPv4 UDP tunnel\n");
-                })?;
+                let v4 = UdpTunnelSock::new(net, false, port, recv::udp_encap_recv).inspect_err(
+                    |_| {
+                        pr_err!("failed to create IPv4 UDP tunnel\n");
+                    },
+                )?;
                 let v6 = match UdpTunnelSock::new(net, true, port, recv::udp_encap_recv) {
                     Ok(sock) => Some(sock),
                     Err(e) if e == EAFNOSUPPORT => {
@@ -156,7 +158,10 @@ unsafe extern "C" fn netns_exit_callback(net: *mut bindings::net) {
         let sockets = slot.sockets.take()?;
         let mut s = sockets.inner.lock();
         if s.devices != 0 {
-            pr_warn!("namespace exits with {} rxe device(s) still using it\n", s.devices);
+            pr_warn!(
+                "namespace exits with {} rxe device(s) still using it\n",
+                s.devices
+            );
         }
         // From here on the record is the devices' only: their releases
         // find no socket to close.

@@ -35,7 +35,8 @@ pub(crate) const MAX_LOG_CQE: u32 = 15;
 pub(crate) const MAX_PD: u32 = DEFAULT_MAX_VALUE;
 /// Outstanding RDMA READ/ATOMIC per QP, as responder: what the responder
 /// remembers for replay (rxe's 128).
-pub(crate) const MAX_QP_RD_ATOM: u32 = crate::proto::responder::resources::MAX_RESPONDER_RESOURCES as u32;
+pub(crate) const MAX_QP_RD_ATOM: u32 =
+    crate::proto::responder::resources::MAX_RESPONDER_RESOURCES as u32;
 /// Outstanding RDMA READ/ATOMIC per device, as responder.
 pub(crate) const MAX_RES_RD_ATOM: u32 = 0x3f000;
 /// Outstanding RDMA READ/ATOMIC per QP, as requester.

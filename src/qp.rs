@@ -38,17 +38,21 @@ use crate::{
     sys::{
         bindings,
         cq::Udata,
-        timer::Timer,
-        work::BhWork,
         qp::{transition_ok, IbQp, TxLink},
         queue::QueueBuf,
         table::{Counted, UseCount},
+        timer::Timer,
+        work::BhWork,
     },
     verbs,
 };
 use crate::{new_spinlock_bh, sys::lock::SpinLockBh};
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
-use kernel::{new_spinlock_irq, prelude::*, sync::{Arc, SpinLockIrq}};
+use kernel::{
+    new_spinlock_irq,
+    prelude::*,
+    sync::{Arc, SpinLockIrq},
+};
 
 /// A queue pair. ib_core allocates it (`size_ib_qp`, zeroed) with the
 /// `ib_qp` first and frees it after `destroy_qp`.
@@ -298,7 +302,10 @@ pub(crate) fn create(
         if let Some(u) = udata {
             let resp = CreateQpResp {
                 // All zero with an SRQ: librxe then maps no RQ.
-                rq_mi: rq.as_ref().and_then(|rq| rq.buf.mmap_info()).unwrap_or_default(),
+                rq_mi: rq
+                    .as_ref()
+                    .and_then(|rq| rq.buf.mmap_info())
+                    .unwrap_or_default(),
                 sq_mi: sq.mmap_info().unwrap_or_default(),
             };
             let mut bytes = [0u8; CreateQpResp::SIZE];
@@ -441,7 +448,13 @@ impl RxeQp {
         };
         inner
             .attrs
-            .check(body.qp_type, req, &qp_limits(rxe), &cap_limits(rxe), inner.rq.is_none())
+            .check(
+                body.qp_type,
+                req,
+                &qp_limits(rxe),
+                &cap_limits(rxe),
+                inner.rq.is_none(),
+            )
             .map_err(to_error)?;
         if !transition_ok(&inner.attrs, body.qp_type, req) {
             return Err(EINVAL);
@@ -452,7 +465,8 @@ impl RxeQp {
             inner.src_port = udp_source_port(req.av.flow_label, body.qpn, inner.attrs.dest_qpn);
         }
         body.set_post_state(inner.attrs.state);
-        if req.mask & crate::proto::qp_attr::mask::STATE != 0 && inner.attrs.state == QpState::Reset {
+        if req.mask & crate::proto::qp_attr::mask::STATE != 0 && inner.attrs.state == QpState::Reset
+        {
             {
                 let _posts = body.sq_post.lock();
                 inner.sq.reset(&body.sq_buf);

@@ -157,14 +157,24 @@ fn deliver(rxe: &RxeDevice, ndev: &NetDevice, ip: &[u8], udp: &[u8; 8], roce: &[
         IpHeader::V4(_) => Network::Ipv4,
         IpHeader::V6(_) => Network::Ipv6,
     };
-    let from = crate::rc::Arrival { ip, network, src, dst };
+    let from = crate::rc::Arrival {
+        ip,
+        network,
+        src,
+        dst,
+    };
     crate::rc::receive(rxe, &qp, ndev, &pkt, &from);
 }
 
 /// Number of datagrams received and dropped, for any reason.
 pub(crate) fn dropped() -> u64 {
-    [&DROPS.no_port, &DROPS.no_qp, &DROPS.bad_icrc, &DROPS.malformed]
-        .iter()
-        .map(|c| c.load(Ordering::Relaxed))
-        .sum()
+    [
+        &DROPS.no_port,
+        &DROPS.no_qp,
+        &DROPS.bad_icrc,
+        &DROPS.malformed,
+    ]
+    .iter()
+    .map(|c| c.load(Ordering::Relaxed))
+    .sum()
 }

@@ -18,8 +18,8 @@ mod fault;
 mod mr;
 mod netns;
 mod params;
-mod qp;
 pub mod proto;
+mod qp;
 mod rc;
 mod recv;
 mod srq;
@@ -97,6 +97,9 @@ impl Drop for RxeModule {
         // SAFETY: Once, at exit; every device, so every QP, is gone.
         unsafe { sys::skb::loopback_exit() };
         debugfs::exit();
-        pr_info!("unloaded ({} datagrams dropped on receive)\n", recv::dropped());
+        pr_info!(
+            "unloaded ({} datagrams dropped on receive)\n",
+            recv::dropped()
+        );
     }
 }

@@ -24,7 +24,9 @@ pub(crate) struct RxePd {
 /// Takes one unit of a per-device object budget, failing past `max`.
 pub(crate) fn take_budget(count: &core::sync::atomic::AtomicU32, max: u32) -> Result {
     count
-        .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < max).then_some(n + 1))
+        .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+            (n < max).then_some(n + 1)
+        })
         .map(|_| ())
         .map_err(|_| ENOMEM)
 }

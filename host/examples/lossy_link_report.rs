@@ -10,15 +10,23 @@ use rxe_proto::proto::transport::Mtu;
 use sim::{run, SimConfig};
 
 fn main() {
-    let seeds: u64 = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(100);
+    let seeds: u64 = std::env::args()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(100);
     println!("RC go-back-N over a simulated 10 Gb/s link, 5 us one-way, duplicates = loss/4,");
     println!("reorder = loss/2 (held back up to 10 us), 40 mixed messages per run, MTU 256..4096,");
     println!("retry timeout 262 us, retry_cnt 7, {seeds} seeds per loss rate");
     println!();
-    println!("  loss | req pkts sent/needed | resp pkts/msg | retries/run | timeouts/run | sim us/msg");
-    println!("-------+----------------------+---------------+-------------+--------------+-----------");
+    println!(
+        "  loss | req pkts sent/needed | resp pkts/msg | retries/run | timeouts/run | sim us/msg"
+    );
+    println!(
+        "-------+----------------------+---------------+-------------+--------------+-----------"
+    );
     for loss in [0.0, 0.01, 0.05, 0.10, 0.20, 0.30] {
-        let (mut sent, mut needed, mut resp, mut retries, mut timeouts, mut ns, mut msgs) = (0, 0, 0, 0, 0, 0, 0);
+        let (mut sent, mut needed, mut resp, mut retries, mut timeouts, mut ns, mut msgs) =
+            (0, 0, 0, 0, 0, 0, 0);
         for seed in 0..seeds {
             let r = run(&SimConfig {
                 seed: seed + (loss * 1e6) as u64,

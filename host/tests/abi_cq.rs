@@ -69,10 +69,23 @@ fn report_missed_events_only_when_not_empty() {
 }
 
 fn sample() -> KernelCqe {
-    let c = Completion::recv(0x1122_3344_5566_7788, 0x12, true, 1000, CqeEx::Imm([1, 2, 3, 4]), 7, 1);
+    let c = Completion::recv(
+        0x1122_3344_5566_7788,
+        0x12,
+        true,
+        1000,
+        CqeEx::Imm([1, 2, 3, 4]),
+        7,
+        1,
+    );
     KernelCqe::new(
         &c,
-        &KernelWcExtra { qp: 0xffff_8880_1234_5678, network_hdr_type: 3, vlan_id: 0x123, smac: [2, 0, 0, 0, 0, 0xa] },
+        &KernelWcExtra {
+            qp: 0xffff_8880_1234_5678,
+            network_hdr_type: 3,
+            vlan_id: 0x123,
+            smac: [2, 0, 0, 0, 0, 0xa],
+        },
     )
 }
 
@@ -82,7 +95,15 @@ fn kernel_cqe_round_trips_and_starts_with_the_user_cqe() {
     let b = k.to_bytes();
     const { assert!(KernelCqe::SIZE <= CQE_ELEM_SIZE) };
     assert_eq!(KernelCqe::decode(&b).unwrap(), k);
-    let c = Completion::recv(0x1122_3344_5566_7788, 0x12, true, 1000, CqeEx::Imm([1, 2, 3, 4]), 7, 1);
+    let c = Completion::recv(
+        0x1122_3344_5566_7788,
+        0x12,
+        true,
+        1000,
+        CqeEx::Imm([1, 2, 3, 4]),
+        7,
+        1,
+    );
     assert_eq!(&b[..48], &c.to_bytes()[..]);
     assert_eq!(&b[48..56], &0xffff_8880_1234_5678u64.to_le_bytes());
     assert_eq!(b[56], 3);
@@ -108,7 +129,11 @@ fn kernel_poll_is_fifo_and_stops_when_empty() {
     for round in 0..5u64 {
         for i in 0..3u64 {
             let c = Completion::send(round * 10 + i, 1, WcStatus::Success, WrOpcode::Send, 4);
-            ring.push(&buf, &KernelCqe::new(&c, &KernelWcExtra::default()).to_bytes()).unwrap();
+            ring.push(
+                &buf,
+                &KernelCqe::new(&c, &KernelWcExtra::default()).to_bytes(),
+            )
+            .unwrap();
         }
         // Full: the fourth is refused, nothing overwritten.
         let c = Completion::flush(99, 1);

@@ -13,7 +13,13 @@ fn expect(fields: &[(usize, &[u8])]) -> [u8; 48] {
 
 #[test]
 fn send_success_with_imm() {
-    let c = Completion::send(0x1122_3344_5566_7788, 0x11, WcStatus::Success, WrOpcode::RdmaWriteWithImm, 4096);
+    let c = Completion::send(
+        0x1122_3344_5566_7788,
+        0x11,
+        WcStatus::Success,
+        WrOpcode::RdmaWriteWithImm,
+        4096,
+    );
     assert_eq!(
         c.to_bytes(),
         expect(&[
@@ -46,24 +52,50 @@ fn send_opcode_mapping() {
     ];
     for (op, wc, flags) in table {
         let b = Completion::send(1, 2, WcStatus::Success, op, 8).to_bytes();
-        assert_eq!(u32::from_le_bytes(b[12..16].try_into().unwrap()), wc, "{op:?}");
-        assert_eq!(u32::from_le_bytes(b[36..40].try_into().unwrap()), flags, "{op:?}");
+        assert_eq!(
+            u32::from_le_bytes(b[12..16].try_into().unwrap()),
+            wc,
+            "{op:?}"
+        );
+        assert_eq!(
+            u32::from_le_bytes(b[36..40].try_into().unwrap()),
+            flags,
+            "{op:?}"
+        );
     }
 }
 
 #[test]
 fn send_error_has_only_id_status_qp() {
-    let c = Completion::send(9, 0x22, WcStatus::RetryExcErr, WrOpcode::RdmaWriteWithImm, 4096);
+    let c = Completion::send(
+        9,
+        0x22,
+        WcStatus::RetryExcErr,
+        WrOpcode::RdmaWriteWithImm,
+        4096,
+    );
     assert_eq!(
         c.to_bytes(),
-        expect(&[(0, &9u64.to_le_bytes()), (8, &12u32.to_le_bytes()), (28, &0x22u32.to_le_bytes())])
+        expect(&[
+            (0, &9u64.to_le_bytes()),
+            (8, &12u32.to_le_bytes()),
+            (28, &0x22u32.to_le_bytes())
+        ])
     );
 }
 
 #[test]
 fn recv_completions() {
     // SEND_WITH_IMM received on a UD QP: GRH | WITH_IMM, imm as received.
-    let c = Completion::recv(5, 0x33, false, 40 + 100, CqeEx::Imm([0xde, 0xad, 0xbe, 0xef]), 0x44, 1);
+    let c = Completion::recv(
+        5,
+        0x33,
+        false,
+        40 + 100,
+        CqeEx::Imm([0xde, 0xad, 0xbe, 0xef]),
+        0x44,
+        1,
+    );
     assert_eq!(
         c.to_bytes(),
         expect(&[
@@ -83,7 +115,10 @@ fn recv_completions() {
     // SEND_WITH_INV on RC: GRH | WITH_INVALIDATE (kernel numbering, as the C driver).
     let b = Completion::recv(7, 1, false, 10, CqeEx::InvalidateRkey(0x0102_0304), 0, 1).to_bytes();
     assert_eq!(&b[24..28], &0x0102_0304u32.to_le_bytes());
-    assert_eq!(u32::from_le_bytes(b[36..40].try_into().unwrap()), wc_flags::GRH | wc_flags::WITH_INVALIDATE);
+    assert_eq!(
+        u32::from_le_bytes(b[36..40].try_into().unwrap()),
+        wc_flags::GRH | wc_flags::WITH_INVALIDATE
+    );
     assert_eq!(wc_flags::WITH_INVALIDATE, 4);
     // Plain RC receive still has GRH.
     let b = Completion::recv(8, 1, false, 10, CqeEx::None, 0, 1).to_bytes();
@@ -94,7 +129,11 @@ fn recv_completions() {
 fn flush_and_recv_error() {
     assert_eq!(
         Completion::flush(0xabc, 0x99).to_bytes(),
-        expect(&[(0, &0xabcu64.to_le_bytes()), (8, &5u32.to_le_bytes()), (28, &0x99u32.to_le_bytes())])
+        expect(&[
+            (0, &0xabcu64.to_le_bytes()),
+            (8, &5u32.to_le_bytes()),
+            (28, &0x99u32.to_le_bytes())
+        ])
     );
     let c = Completion::recv_error(1, 2, WcStatus::LocLenErr);
     assert_eq!(c.status, WcStatus::LocLenErr);

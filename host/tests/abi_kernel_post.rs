@@ -33,7 +33,11 @@ fn sq(entries: u32) -> Sq {
     Sq {
         ring: FromClient::new(s.geometry),
         buf,
-        post: PostLimits { max_sge: caps.max_send_sge, max_inline: caps.max_inline_data, slot_size },
+        post: PostLimits {
+            max_sge: caps.max_send_sge,
+            max_inline: caps.max_inline_data,
+            slot_size,
+        },
         parse: SendLimits {
             qp_type: QpType::Rc,
             max_sge: caps.max_send_sge,
@@ -56,9 +60,21 @@ impl Sq {
 
 fn sges() -> [Sge; 3] {
     [
-        Sge { addr: 0xffff_8880_0000_1000, length: 100, lkey: 0x1234 },
-        Sge { addr: 0xffff_8880_0000_3000, length: 4096, lkey: 0x1234 },
-        Sge { addr: 0xffff_8880_0001_0000, length: 1, lkey: 0x5678 },
+        Sge {
+            addr: 0xffff_8880_0000_1000,
+            length: 100,
+            lkey: 0x1234,
+        },
+        Sge {
+            addr: 0xffff_8880_0000_3000,
+            length: 4096,
+            lkey: 0x1234,
+        },
+        Sge {
+            addr: 0xffff_8880_0001_0000,
+            length: 1,
+            lkey: 0x5678,
+        },
     ]
 }
 
@@ -94,24 +110,53 @@ fn rdma_and_atomic_remote_parts_read_back() {
     let write = KernelSendWr {
         wr_id: 1,
         opcode: WrOpcode::RdmaWrite as u32,
-        remote: Remote::Rdma { addr: 0xffff_8880_1234_5000, rkey: 0xabcd },
+        remote: Remote::Rdma {
+            addr: 0xffff_8880_1234_5000,
+            rkey: 0xabcd,
+        },
         ..Default::default()
     };
-    let read = KernelSendWr { wr_id: 2, opcode: WrOpcode::RdmaRead as u32, ..write };
+    let read = KernelSendWr {
+        wr_id: 2,
+        opcode: WrOpcode::RdmaRead as u32,
+        ..write
+    };
     let cas = KernelSendWr {
         wr_id: 3,
         opcode: WrOpcode::AtomicCmpAndSwp as u32,
-        remote: Remote::Atomic { addr: 0x1000, compare_add: 7, swap: 9, rkey: 0x77 },
+        remote: Remote::Atomic {
+            addr: 0x1000,
+            compare_add: 7,
+            swap: 9,
+            rkey: 0x77,
+        },
         ..Default::default()
     };
-    let eight = [Sge { addr: 0x2000, length: 8, lkey: 1 }];
+    let eight = [Sge {
+        addr: 0x2000,
+        length: 8,
+        lkey: 1,
+    }];
     for wr in [&write, &read] {
-        post_send(&q.ring, &q.buf, &q.post, wr, SendPayload::Sges(&sges()[..2])).unwrap();
+        post_send(
+            &q.ring,
+            &q.buf,
+            &q.post,
+            wr,
+            SendPayload::Sges(&sges()[..2]),
+        )
+        .unwrap();
     }
     post_send(&q.ring, &q.buf, &q.post, &cas, SendPayload::Sges(&eight)).unwrap();
-    let remote = RemoteAddr { addr: 0xffff_8880_1234_5000, rkey: 0xabcd };
+    let remote = RemoteAddr {
+        addr: 0xffff_8880_1234_5000,
+        rkey: 0xabcd,
+    };
     match q.take().op {
-        SendOp::Write { remote: r, imm: None } => assert_eq!(r, remote),
+        SendOp::Write {
+            remote: r,
+            imm: None,
+        } => assert_eq!(r, remote),
         _ => panic!("not a write"),
     }
     match q.take().op {
@@ -119,8 +164,18 @@ fn rdma_and_atomic_remote_parts_read_back() {
         _ => panic!("not a read"),
     }
     match q.take().op {
-        SendOp::Atomic { remote: r, compare_add, swap } => {
-            assert_eq!(r, RemoteAddr { addr: 0x1000, rkey: 0x77 });
+        SendOp::Atomic {
+            remote: r,
+            compare_add,
+            swap,
+        } => {
+            assert_eq!(
+                r,
+                RemoteAddr {
+                    addr: 0x1000,
+                    rkey: 0x77
+                }
+            );
             assert_eq!((compare_add, swap), (7, 9));
         }
         _ => panic!("not an atomic"),
@@ -131,7 +186,11 @@ fn rdma_and_atomic_remote_parts_read_back() {
 fn inline_bytes_read_back() {
     let mut q = sq(4);
     let data: Vec<u8> = (0..MAX_INLINE as u8).collect();
-    let wr = KernelSendWr { wr_id: 5, opcode: WrOpcode::Send as u32, ..Default::default() };
+    let wr = KernelSendWr {
+        wr_id: 5,
+        opcode: WrOpcode::Send as u32,
+        ..Default::default()
+    };
     post_send(&q.ring, &q.buf, &q.post, &wr, SendPayload::Inline(&data)).unwrap();
     let w = q.take();
     assert_ne!(w.send_flags & send_flags::INLINE, 0);
@@ -151,7 +210,10 @@ fn inline_bytes_read_back() {
 #[test]
 fn full_ring_and_too_many_sges_are_refused_without_writing() {
     let q = sq(3); // capacity 3
-    let wr = KernelSendWr { opcode: WrOpcode::Send as u32, ..Default::default() };
+    let wr = KernelSendWr {
+        opcode: WrOpcode::Send as u32,
+        ..Default::default()
+    };
     let five = [Sge::default(); 5];
     assert_eq!(
         post_send(&q.ring, &q.buf, &q.post, &wr, SendPayload::Sges(&five)),
@@ -161,8 +223,15 @@ fn full_ring_and_too_many_sges_are_refused_without_writing() {
         post_send(&q.ring, &q.buf, &q.post, &wr, SendPayload::Sges(&sges())).unwrap();
     }
     let before = q.buf.bytes(0, 384);
-    assert_eq!(post_send(&q.ring, &q.buf, &q.post, &wr, SendPayload::Sges(&sges())), Err(PostError::Full));
-    assert_eq!(q.buf.bytes(0, 384), before, "a refused post leaves the header alone");
+    assert_eq!(
+        post_send(&q.ring, &q.buf, &q.post, &wr, SendPayload::Sges(&sges())),
+        Err(PostError::Full)
+    );
+    assert_eq!(
+        q.buf.bytes(0, 384),
+        before,
+        "a refused post leaves the header alone"
+    );
     assert_eq!(q.ring.count(&q.buf), 3);
 }
 
@@ -173,18 +242,32 @@ fn recv_reads_back_and_respects_limits() {
     let buf = VecBuf::new(s.buffer_bytes);
     s.geometry.write_header(&buf, 0, 0);
     let mut ring = FromClient::new(s.geometry);
-    let post = PostLimits { max_sge: MAX_SGE, max_inline: 0, slot_size: s.geometry.elem_size() };
-    let parse = RecvLimits { max_sge: MAX_SGE, slot_size: s.geometry.elem_size() };
+    let post = PostLimits {
+        max_sge: MAX_SGE,
+        max_inline: 0,
+        slot_size: s.geometry.elem_size(),
+    };
+    let parse = RecvLimits {
+        max_sge: MAX_SGE,
+        slot_size: s.geometry.elem_size(),
+    };
 
     post_recv(&ring, &buf, &post, 42, &sges()).unwrap();
     post_recv(&ring, &buf, &post, 43, &[]).unwrap();
     post_recv(&ring, &buf, &post, 44, &sges()[..1]).unwrap();
-    assert_eq!(post_recv(&ring, &buf, &post, 45, &sges()), Err(PostError::Full));
+    assert_eq!(
+        post_recv(&ring, &buf, &post, 45, &sges()),
+        Err(PostError::Full)
+    );
     assert_eq!(
         post_recv(&ring, &buf, &post, 45, &[Sge::default(); 5]),
         Err(PostError::TooManySges(5))
     );
-    for (wr_id, list, total) in [(42u64, &sges()[..], 4197u32), (43, &[][..], 0), (44, &sges()[..1], 100)] {
+    for (wr_id, list, total) in [
+        (42u64, &sges()[..], 4197u32),
+        (43, &[][..], 0),
+        (44, &sges()[..1], 100),
+    ] {
         let off = ring.peek(&buf).unwrap();
         let w = RecvWqe::read_from(&buf, off, &parse).unwrap();
         assert_eq!(w.wr_id, wr_id);
@@ -202,7 +285,12 @@ fn datagram_destination_reads_back() {
     // written from an `ib_ud_wr` come back out of the slot.
     let mut q = sq(4);
     q.parse.qp_type = QpType::Gsi;
-    let ud = UdDest { remote_qpn: 1, remote_qkey: 0x8001_0000, pkey_index: 0, ah_num: 42 };
+    let ud = UdDest {
+        remote_qpn: 1,
+        remote_qkey: 0x8001_0000,
+        pkey_index: 0,
+        ah_num: 42,
+    };
     let wr = KernelSendWr {
         wr_id: 9,
         opcode: WrOpcode::Send as u32,
@@ -210,9 +298,20 @@ fn datagram_destination_reads_back() {
         remote: Remote::Datagram(ud),
         ..Default::default()
     };
-    post_send(&q.ring, &q.buf, &q.post, &wr, SendPayload::Sges(&sges()[..2])).unwrap();
+    post_send(
+        &q.ring,
+        &q.buf,
+        &q.post,
+        &wr,
+        SendPayload::Sges(&sges()[..2]),
+    )
+    .unwrap();
     match q.take().op {
-        SendOp::Send { ud: Some(got), imm: None, .. } => assert_eq!(got, ud),
+        SendOp::Send {
+            ud: Some(got),
+            imm: None,
+            ..
+        } => assert_eq!(got, ud),
         other => panic!("not a UD send: {other:?}"),
     }
 }
@@ -225,10 +324,22 @@ fn datagram_without_address_handle_is_refused_by_the_data_path() {
     parse.qp_type = QpType::Ud;
     let wr = KernelSendWr {
         opcode: WrOpcode::Send as u32,
-        remote: Remote::Datagram(UdDest { remote_qpn: 0x20, remote_qkey: 7, pkey_index: 0, ah_num: 0 }),
+        remote: Remote::Datagram(UdDest {
+            remote_qpn: 0x20,
+            remote_qkey: 7,
+            pkey_index: 0,
+            ah_num: 0,
+        }),
         ..Default::default()
     };
-    post_send(&q.ring, &q.buf, &q.post, &wr, SendPayload::Sges(&sges()[..1])).unwrap();
+    post_send(
+        &q.ring,
+        &q.buf,
+        &q.post,
+        &wr,
+        SendPayload::Sges(&sges()[..1]),
+    )
+    .unwrap();
     let off = q.ring.peek(&q.buf).unwrap();
     assert!(SendWqe::read_from(&q.buf, off, &parse).is_err());
 }

@@ -18,18 +18,38 @@ use rxe_proto::abi::layout::*;
 #[test]
 fn udata_sizes_and_offsets() {
     assert_eq!(MmapInfo::SIZE, 16);
-    assert_eq!((MmapInfo::OFF_OFFSET, MmapInfo::OFF_SIZE, MmapInfo::OFF_PAD), (0, 8, 12));
+    assert_eq!(
+        (MmapInfo::OFF_OFFSET, MmapInfo::OFF_SIZE, MmapInfo::OFF_PAD),
+        (0, 8, 12)
+    );
     assert_eq!(CreateCqResp::SIZE, 16);
     assert_eq!(ResizeCqResp::SIZE, 16);
-    assert_eq!((CreateQpResp::SIZE, CreateQpResp::OFF_RQ_MI, CreateQpResp::OFF_SQ_MI), (32, 0, 16));
-    assert_eq!((CreateSrqResp::SIZE, CreateSrqResp::OFF_SRQ_NUM, CreateSrqResp::OFF_RESERVED), (24, 16, 20));
+    assert_eq!(
+        (
+            CreateQpResp::SIZE,
+            CreateQpResp::OFF_RQ_MI,
+            CreateQpResp::OFF_SQ_MI
+        ),
+        (32, 0, 16)
+    );
+    assert_eq!(
+        (
+            CreateSrqResp::SIZE,
+            CreateSrqResp::OFF_SRQ_NUM,
+            CreateSrqResp::OFF_RESERVED
+        ),
+        (24, 16, 20)
+    );
     assert_eq!(ModifySrqCmd::SIZE, 8);
     assert_eq!((CreateAhResp::SIZE, CreateAhResp::OFF_RESERVED), (8, 4));
 }
 
 #[test]
 fn mmap_info_bytes() {
-    let mi = MmapInfo { offset: 0x1122_3344_5566_7788, size: 0xaabb_ccdd };
+    let mi = MmapInfo {
+        offset: 0x1122_3344_5566_7788,
+        size: 0xaabb_ccdd,
+    };
     let mut b = [0xffu8; 16];
     mi.encode(&mut b).unwrap();
     assert_eq!(
@@ -43,20 +63,47 @@ fn mmap_info_bytes() {
 
 #[test]
 fn udata_round_trips_and_bytes() {
-    let rq = MmapInfo { offset: 0x1000, size: 0x2000 };
-    let sq = MmapInfo { offset: 0x3000, size: 0x4000 };
+    let rq = MmapInfo {
+        offset: 0x1000,
+        size: 0x2000,
+    };
+    let sq = MmapInfo {
+        offset: 0x3000,
+        size: 0x4000,
+    };
     let mut b = [0xffu8; 32];
-    CreateQpResp { rq_mi: rq, sq_mi: sq }.encode(&mut b).unwrap();
+    CreateQpResp {
+        rq_mi: rq,
+        sq_mi: sq,
+    }
+    .encode(&mut b)
+    .unwrap();
     assert_eq!(&b[0..8], &0x1000u64.to_le_bytes());
     assert_eq!(&b[8..12], &0x2000u32.to_le_bytes());
     assert_eq!(&b[12..16], &[0; 4]);
     assert_eq!(&b[16..24], &0x3000u64.to_le_bytes());
     assert_eq!(&b[24..28], &0x4000u32.to_le_bytes());
-    assert_eq!(CreateQpResp::decode(&b).unwrap(), CreateQpResp { rq_mi: rq, sq_mi: sq });
-    assert!(CreateQpResp { rq_mi: rq, sq_mi: sq }.encode(&mut [0u8; 31]).is_err());
+    assert_eq!(
+        CreateQpResp::decode(&b).unwrap(),
+        CreateQpResp {
+            rq_mi: rq,
+            sq_mi: sq
+        }
+    );
+    assert!(CreateQpResp {
+        rq_mi: rq,
+        sq_mi: sq
+    }
+    .encode(&mut [0u8; 31])
+    .is_err());
 
     let mut b = [0xffu8; 24];
-    CreateSrqResp { mi: rq, srq_num: 77 }.encode(&mut b).unwrap();
+    CreateSrqResp {
+        mi: rq,
+        srq_num: 77,
+    }
+    .encode(&mut b)
+    .unwrap();
     assert_eq!(&b[16..20], &77u32.to_le_bytes());
     assert_eq!(&b[20..24], &[0; 4]);
     assert_eq!(CreateSrqResp::decode(&b).unwrap().srq_num, 77);
@@ -87,34 +134,120 @@ fn queue_header_offsets() {
 
 #[test]
 fn wqe_offsets() {
-    assert_eq!((Sge::SIZE, Sge::OFF_ADDR, Sge::OFF_LENGTH, Sge::OFF_LKEY), (16, 0, 8, 12));
+    assert_eq!(
+        (Sge::SIZE, Sge::OFF_ADDR, Sge::OFF_LENGTH, Sge::OFF_LKEY),
+        (16, 0, 8, 12)
+    );
     assert_eq!(DmaInfo::SIZE, 24);
     assert_eq!(
-        [DmaInfo::OFF_LENGTH, DmaInfo::OFF_RESID, DmaInfo::OFF_CUR_SGE, DmaInfo::OFF_NUM_SGE,
-         DmaInfo::OFF_SGE_OFFSET, DmaInfo::OFF_RESERVED, DmaInfo::OFF_DATA],
+        [
+            DmaInfo::OFF_LENGTH,
+            DmaInfo::OFF_RESID,
+            DmaInfo::OFF_CUR_SGE,
+            DmaInfo::OFF_NUM_SGE,
+            DmaInfo::OFF_SGE_OFFSET,
+            DmaInfo::OFF_RESERVED,
+            DmaInfo::OFF_DATA
+        ],
         [0, 4, 8, 12, 16, 20, 24]
     );
     use send_wr as w;
-    assert_eq!([w::SIZE, w::WR_ID, w::RESERVED, w::OPCODE, w::SEND_FLAGS, w::EX, w::WR], [144, 0, 8, 12, 16, 20, 24]);
+    assert_eq!(
+        [
+            w::SIZE,
+            w::WR_ID,
+            w::RESERVED,
+            w::OPCODE,
+            w::SEND_FLAGS,
+            w::EX,
+            w::WR
+        ],
+        [144, 0, 8, 12, 16, 20, 24]
+    );
     assert_eq!([w::RDMA_REMOTE_ADDR, w::RDMA_RKEY], [24, 32]);
-    assert_eq!([w::ATOMIC_REMOTE_ADDR, w::ATOMIC_COMPARE_ADD, w::ATOMIC_SWAP, w::ATOMIC_RKEY], [24, 32, 40, 48]);
-    assert_eq!([w::UD_REMOTE_QPN, w::UD_REMOTE_QKEY, w::UD_PKEY_INDEX, w::UD_AH_NUM, w::UD_AV], [24, 28, 32, 36, 56]);
-    assert_eq!([w::MW_ADDR, w::MW_LENGTH, w::MW_MR_LKEY, w::MW_MW_RKEY, w::MW_RKEY, w::MW_ACCESS], [24, 32, 40, 44, 48, 52]);
-    assert_eq!([w::FLUSH_REMOTE_ADDR, w::FLUSH_LENGTH, w::FLUSH_RKEY, w::FLUSH_TYPE, w::FLUSH_LEVEL], [24, 32, 36, 40, 41]);
+    assert_eq!(
+        [
+            w::ATOMIC_REMOTE_ADDR,
+            w::ATOMIC_COMPARE_ADD,
+            w::ATOMIC_SWAP,
+            w::ATOMIC_RKEY
+        ],
+        [24, 32, 40, 48]
+    );
+    assert_eq!(
+        [
+            w::UD_REMOTE_QPN,
+            w::UD_REMOTE_QKEY,
+            w::UD_PKEY_INDEX,
+            w::UD_AH_NUM,
+            w::UD_AV
+        ],
+        [24, 28, 32, 36, 56]
+    );
+    assert_eq!(
+        [
+            w::MW_ADDR,
+            w::MW_LENGTH,
+            w::MW_MR_LKEY,
+            w::MW_MW_RKEY,
+            w::MW_RKEY,
+            w::MW_ACCESS
+        ],
+        [24, 32, 40, 44, 48, 52]
+    );
+    assert_eq!(
+        [
+            w::FLUSH_REMOTE_ADDR,
+            w::FLUSH_LENGTH,
+            w::FLUSH_RKEY,
+            w::FLUSH_TYPE,
+            w::FLUSH_LEVEL
+        ],
+        [24, 32, 36, 40, 41]
+    );
     use send_wqe as q;
     assert_eq!(
-        [q::WR, q::STATUS, q::STATE, q::IOVA, q::MASK, q::FIRST_PSN, q::LAST_PSN, q::ACK_LENGTH,
-         q::SSN, q::HAS_RD_ATOMIC, q::DMA, q::DATA, q::SIZE],
+        [
+            q::WR,
+            q::STATUS,
+            q::STATE,
+            q::IOVA,
+            q::MASK,
+            q::FIRST_PSN,
+            q::LAST_PSN,
+            q::ACK_LENGTH,
+            q::SSN,
+            q::HAS_RD_ATOMIC,
+            q::DMA,
+            q::DATA,
+            q::SIZE
+        ],
         [0, 144, 148, 152, 160, 164, 168, 172, 176, 180, 184, 208, 208]
     );
     assert_eq!(
-        [recv_wqe::WR_ID, recv_wqe::RESERVED, recv_wqe::PADDING, recv_wqe::DMA, recv_wqe::DATA],
+        [
+            recv_wqe::WR_ID,
+            recv_wqe::RESERVED,
+            recv_wqe::PADDING,
+            recv_wqe::DMA,
+            recv_wqe::DATA
+        ],
         [0, 8, 12, 16, 40]
     );
     assert_eq!(
-        [av::PORT_NUM, av::NETWORK_TYPE, av::DMAC, av::GRH_DGID, av::GRH_FLOW_LABEL,
-         av::GRH_SGID_INDEX, av::GRH_HOP_LIMIT, av::GRH_TRAFFIC_CLASS, av::SGID_ADDR,
-         av::DGID_ADDR, av::SIZE],
+        [
+            av::PORT_NUM,
+            av::NETWORK_TYPE,
+            av::DMAC,
+            av::GRH_DGID,
+            av::GRH_FLOW_LABEL,
+            av::GRH_SGID_INDEX,
+            av::GRH_HOP_LIMIT,
+            av::GRH_TRAFFIC_CLASS,
+            av::SGID_ADDR,
+            av::DGID_ADDR,
+            av::SIZE
+        ],
         [0, 1, 2, 8, 24, 28, 29, 30, 32, 60, 88]
     );
 }
@@ -123,9 +256,24 @@ fn wqe_offsets() {
 fn uverbs_wc_offsets() {
     use uverbs_wc as o;
     assert_eq!(
-        [o::WR_ID, o::STATUS, o::OPCODE, o::VENDOR_ERR, o::BYTE_LEN, o::EX, o::QP_NUM, o::SRC_QP,
-         o::WC_FLAGS, o::PKEY_INDEX, o::SLID, o::SL, o::DLID_PATH_BITS, o::PORT_NUM, o::RESERVED,
-         o::SIZE],
+        [
+            o::WR_ID,
+            o::STATUS,
+            o::OPCODE,
+            o::VENDOR_ERR,
+            o::BYTE_LEN,
+            o::EX,
+            o::QP_NUM,
+            o::SRC_QP,
+            o::WC_FLAGS,
+            o::PKEY_INDEX,
+            o::SLID,
+            o::SL,
+            o::DLID_PATH_BITS,
+            o::PORT_NUM,
+            o::RESERVED,
+            o::SIZE
+        ],
         [0, 8, 12, 16, 20, 24, 28, 32, 36, 40, 42, 44, 45, 46, 47, 48]
     );
 }
@@ -151,7 +299,14 @@ fn sample_send_wqe() -> RawSendWqe {
         ack_length: 6,
         ssn: 7,
         has_rd_atomic: 8,
-        dma: DmaInfo { length: 8, resid: 8, cur_sge: 0, num_sge: 1, sge_offset: 0, reserved: 9 },
+        dma: DmaInfo {
+            length: 8,
+            resid: 8,
+            cur_sge: 0,
+            num_sge: 1,
+            sge_offset: 0,
+            reserved: 9,
+        },
     }
 }
 
@@ -173,8 +328,28 @@ fn send_wqe_bytes_and_round_trip() {
     assert_eq!(u32_at(48), 0x4444);
     assert_eq!([u32_at(144), u32_at(148)], [1, 2]);
     assert_eq!(u64_at(152), 0x1000_0008);
-    assert_eq!([u32_at(160), u32_at(164), u32_at(168), u32_at(172), u32_at(176), u32_at(180)], [3, 4, 5, 6, 7, 8]);
-    assert_eq!([u32_at(184), u32_at(188), u32_at(192), u32_at(196), u32_at(200), u32_at(204)], [8, 8, 0, 1, 0, 9]);
+    assert_eq!(
+        [
+            u32_at(160),
+            u32_at(164),
+            u32_at(168),
+            u32_at(172),
+            u32_at(176),
+            u32_at(180)
+        ],
+        [3, 4, 5, 6, 7, 8]
+    );
+    assert_eq!(
+        [
+            u32_at(184),
+            u32_at(188),
+            u32_at(192),
+            u32_at(196),
+            u32_at(200),
+            u32_at(204)
+        ],
+        [8, 8, 0, 1, 0, 9]
+    );
     assert_eq!(RawSendWqe::decode(&b).unwrap(), w);
     assert_eq!(w.wr.atomic(), (0x1000_0008, 0x2222, 0x3333, 0x4444));
     assert!(RawSendWqe::decode(&b[..207]).is_err());
@@ -190,14 +365,20 @@ fn send_wr_union_variants() {
     assert_eq!(&b[28..32], &0x1111_2222u32.to_le_bytes());
     assert_eq!(&b[32..34], &7u16.to_le_bytes());
     assert_eq!(&b[36..40], &42u32.to_le_bytes());
-    assert_eq!(RawSendWr::decode(&b).unwrap().ud(), (0x12_3456, 0x1111_2222, 7, 42));
+    assert_eq!(
+        RawSendWr::decode(&b).unwrap().ud(),
+        (0x12_3456, 0x1111_2222, 7, 42)
+    );
 
     let mut wr = RawSendWr::default();
     wr.set_mw(0xa0, 0xb0, 1, 2, 3, 4);
     wr.encode(&mut b).unwrap();
     assert_eq!(&b[24..32], &0xa0u64.to_le_bytes());
     assert_eq!(&b[32..40], &0xb0u64.to_le_bytes());
-    assert_eq!(&b[40..56], &[1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0]);
+    assert_eq!(
+        &b[40..56],
+        &[1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0]
+    );
     assert_eq!(wr.mw(), (0xa0, 0xb0, 1, 2, 3, 4));
 
     let mut wr = RawSendWr::default();
@@ -224,7 +405,14 @@ fn recv_wqe_and_sge_bytes() {
         wr_id: 0x55,
         reserved: 1,
         padding: 2,
-        dma: DmaInfo { length: 100, resid: 100, cur_sge: 0, num_sge: 2, sge_offset: 0, reserved: 0 },
+        dma: DmaInfo {
+            length: 100,
+            resid: 100,
+            cur_sge: 0,
+            num_sge: 2,
+            sge_offset: 0,
+            reserved: 0,
+        },
     };
     let mut b = [0u8; 40];
     r.encode(&mut b).unwrap();
@@ -233,7 +421,11 @@ fn recv_wqe_and_sge_bytes() {
     assert_eq!(&b[28..32], &2u32.to_le_bytes());
     assert_eq!(RawRecvWqe::decode(&b).unwrap(), r);
 
-    let s = Sge { addr: 0x1_0000_0000, length: 0x200, lkey: 0x77 };
+    let s = Sge {
+        addr: 0x1_0000_0000,
+        length: 0x200,
+        lkey: 0x77,
+    };
     let mut b = [0u8; 16];
     s.encode(&mut b).unwrap();
     assert_eq!(b, [0, 0, 0, 0, 1, 0, 0, 0, 0, 2, 0, 0, 0x77, 0, 0, 0]);
@@ -356,7 +548,10 @@ fn run_c(name: &str, src: &str) -> Option<String> {
         Ok(s) => s,
         Err(e) => return cannot_check(&format!("cannot run cc: {e}")),
     };
-    assert!(status.success(), "the C cross-check program failed to compile");
+    assert!(
+        status.success(),
+        "the C cross-check program failed to compile"
+    );
     let out = Command::new(&exe).output().expect("run C cross-check");
     let _ = std::fs::remove_dir_all(&dir);
     Some(String::from_utf8(out.stdout).unwrap())
@@ -364,7 +559,9 @@ fn run_c(name: &str, src: &str) -> Option<String> {
 
 #[test]
 fn uapi_offsets_match_c_headers() {
-    let Some(out) = run_c("layout", C_PROGRAM) else { return };
+    let Some(out) = run_c("layout", C_PROGRAM) else {
+        return;
+    };
     let c: HashMap<&str, usize> = out
         .lines()
         .map(|l| {
@@ -419,8 +616,14 @@ fn uapi_offsets_match_c_headers() {
         ("rxe_send_wr.wr", send_wr::WR),
         ("rxe_send_wr.wr.rdma.remote_addr", send_wr::RDMA_REMOTE_ADDR),
         ("rxe_send_wr.wr.rdma.rkey", send_wr::RDMA_RKEY),
-        ("rxe_send_wr.wr.atomic.remote_addr", send_wr::ATOMIC_REMOTE_ADDR),
-        ("rxe_send_wr.wr.atomic.compare_add", send_wr::ATOMIC_COMPARE_ADD),
+        (
+            "rxe_send_wr.wr.atomic.remote_addr",
+            send_wr::ATOMIC_REMOTE_ADDR,
+        ),
+        (
+            "rxe_send_wr.wr.atomic.compare_add",
+            send_wr::ATOMIC_COMPARE_ADD,
+        ),
         ("rxe_send_wr.wr.atomic.swap", send_wr::ATOMIC_SWAP),
         ("rxe_send_wr.wr.atomic.rkey", send_wr::ATOMIC_RKEY),
         ("rxe_send_wr.wr.ud.remote_qpn", send_wr::UD_REMOTE_QPN),
@@ -434,7 +637,10 @@ fn uapi_offsets_match_c_headers() {
         ("rxe_send_wr.wr.mw.mw_rkey", send_wr::MW_MW_RKEY),
         ("rxe_send_wr.wr.mw.rkey", send_wr::MW_RKEY),
         ("rxe_send_wr.wr.mw.access", send_wr::MW_ACCESS),
-        ("rxe_send_wr.wr.flush.remote_addr", send_wr::FLUSH_REMOTE_ADDR),
+        (
+            "rxe_send_wr.wr.flush.remote_addr",
+            send_wr::FLUSH_REMOTE_ADDR,
+        ),
         ("rxe_send_wr.wr.flush.length", send_wr::FLUSH_LENGTH),
         ("rxe_send_wr.wr.flush.rkey", send_wr::FLUSH_RKEY),
         ("rxe_send_wr.wr.flush.type", send_wr::FLUSH_TYPE),
@@ -486,7 +692,9 @@ fn uapi_offsets_match_c_headers() {
         ("ib_uverbs_wc.reserved", uverbs_wc::RESERVED),
     ];
     for (name, ours) in ours {
-        let theirs = c.get(name).unwrap_or_else(|| panic!("C program printed no {name}"));
+        let theirs = c
+            .get(name)
+            .unwrap_or_else(|| panic!("C program printed no {name}"));
         assert_eq!(theirs, ours, "{name}: C says {theirs}, we say {ours}");
     }
     assert_eq!(c.len(), ours.len(), "every C line is checked");

@@ -24,13 +24,46 @@ fn sizing_follows_rxe() {
     assert_eq!(cq.geometry.slots(), 128);
     assert_eq!(cq.capacity, 127);
     assert_eq!(cq.buffer_bytes, 384 + 128 * 128);
-    assert_eq!(QueueGeometry::for_request(1, 224, 64).unwrap().geometry.elem_size(), 256);
-    assert_eq!(QueueGeometry::for_request(1, 56, 64).unwrap().geometry.elem_size(), 64);
+    assert_eq!(
+        QueueGeometry::for_request(1, 224, 64)
+            .unwrap()
+            .geometry
+            .elem_size(),
+        256
+    );
+    assert_eq!(
+        QueueGeometry::for_request(1, 56, 64)
+            .unwrap()
+            .geometry
+            .elem_size(),
+        64
+    );
     // Small elements still get a cache line.
-    assert_eq!(QueueGeometry::for_request(1, 8, 64).unwrap().geometry.elem_size(), 64);
-    assert_eq!(QueueGeometry::for_request(1, 0, 64).unwrap().geometry.elem_size(), 64);
+    assert_eq!(
+        QueueGeometry::for_request(1, 8, 64)
+            .unwrap()
+            .geometry
+            .elem_size(),
+        64
+    );
+    assert_eq!(
+        QueueGeometry::for_request(1, 0, 64)
+            .unwrap()
+            .geometry
+            .elem_size(),
+        64
+    );
     // slots = pow2(requested + 1)
-    for (req, slots) in [(0, 1), (1, 2), (2, 4), (3, 4), (4, 8), (7, 8), (8, 16), (1 << 20, 1 << 21)] {
+    for (req, slots) in [
+        (0, 1),
+        (1, 2),
+        (2, 4),
+        (3, 4),
+        (4, 8),
+        (7, 8),
+        (8, 16),
+        (1 << 20, 1 << 21),
+    ] {
         let s = QueueGeometry::for_request(req, 64, 64).unwrap();
         assert_eq!(s.geometry.slots(), slots, "requested {req}");
         assert_eq!(s.capacity, slots - 1);
@@ -42,17 +75,44 @@ fn sizing_follows_rxe() {
 
 #[test]
 fn sizing_limits() {
-    assert_eq!(QueueGeometry::for_request(1, 64, 0), Err(QueueError::BadCacheLine));
-    assert_eq!(QueueGeometry::for_request(1, 64, 48), Err(QueueError::BadCacheLine));
-    assert_eq!(QueueGeometry::for_request(1, 64, 8192), Err(QueueError::BadCacheLine));
-    assert_eq!(QueueGeometry::for_request(1, 4097, 64), Err(QueueError::ElemTooLarge));
-    assert_eq!(QueueGeometry::for_request(1, usize::MAX, 64), Err(QueueError::ElemTooLarge));
-    assert_eq!(QueueGeometry::for_request((1 << 20) + 1, 64, 64), Err(QueueError::TooManyEntries));
-    assert_eq!(QueueGeometry::for_request(u32::MAX, 64, 64), Err(QueueError::TooManyEntries));
+    assert_eq!(
+        QueueGeometry::for_request(1, 64, 0),
+        Err(QueueError::BadCacheLine)
+    );
+    assert_eq!(
+        QueueGeometry::for_request(1, 64, 48),
+        Err(QueueError::BadCacheLine)
+    );
+    assert_eq!(
+        QueueGeometry::for_request(1, 64, 8192),
+        Err(QueueError::BadCacheLine)
+    );
+    assert_eq!(
+        QueueGeometry::for_request(1, 4097, 64),
+        Err(QueueError::ElemTooLarge)
+    );
+    assert_eq!(
+        QueueGeometry::for_request(1, usize::MAX, 64),
+        Err(QueueError::ElemTooLarge)
+    );
+    assert_eq!(
+        QueueGeometry::for_request((1 << 20) + 1, 64, 64),
+        Err(QueueError::TooManyEntries)
+    );
+    assert_eq!(
+        QueueGeometry::for_request(u32::MAX, 64, 64),
+        Err(QueueError::TooManyEntries)
+    );
     // 2^21 slots of 4096 bytes = 8 GiB: refused.
-    assert_eq!(QueueGeometry::for_request(1 << 20, 4096, 64), Err(QueueError::TooLarge));
+    assert_eq!(
+        QueueGeometry::for_request(1 << 20, 4096, 64),
+        Err(QueueError::TooLarge)
+    );
     // Largest accepted SQ: 2^20 WRs of 1024-byte slots is 2 GiB + header: refused.
-    assert_eq!(QueueGeometry::for_request(1 << 20, 720, 64), Err(QueueError::TooLarge));
+    assert_eq!(
+        QueueGeometry::for_request(1 << 20, 720, 64),
+        Err(QueueError::TooLarge)
+    );
     assert!(QueueGeometry::for_request((1 << 19) - 1, 720, 64).is_ok());
 }
 
@@ -117,7 +177,10 @@ fn to_client_push_full_wrap() {
         assert_eq!(cq.push(&buf, &[0; 48]), Err(QueueError::Full));
         // User space retires the three entries in order.
         for k in 0..3u8 {
-            assert_eq!(buf.bytes(geo.slot_offset(cons), 48), vec![round * 3 + k; 48]);
+            assert_eq!(
+                buf.bytes(geo.slot_offset(cons), 48),
+                vec![round * 3 + k; 48]
+            );
             cons = (cons + 1) & geo.index_mask();
             buf.set_consumer(cons);
         }
@@ -134,7 +197,10 @@ fn reset_zeroes_data_only() {
     cq.push(&buf, &[0xee; 64]).unwrap();
     buf.set_consumer(0);
     cq.reset(&buf);
-    assert!(buf.bytes(queue_hdr::DATA, geo.buffer_bytes() - queue_hdr::DATA).iter().all(|&b| b == 0));
+    assert!(buf
+        .bytes(queue_hdr::DATA, geo.buffer_bytes() - queue_hdr::DATA)
+        .iter()
+        .all(|&b| b == 0));
     assert_eq!(buf.get_u32(queue_hdr::PRODUCER_INDEX), 1);
     assert_eq!(buf.get_u32(queue_hdr::INDEX_MASK), 3);
     assert_eq!(cq.index(), 1);
@@ -163,13 +229,19 @@ fn cq_resize_moves_pending_entries() {
     assert_eq!(new.get_u32(queue_hdr::CONSUMER_INDEX), 0);
     assert_eq!(new.get_u32(queue_hdr::INDEX_MASK), 7);
     for i in 0..3u32 {
-        assert_eq!(new.bytes(s.geometry.slot_offset(i), 48), vec![10 + i as u8; 48]);
+        assert_eq!(
+            new.bytes(s.geometry.slot_offset(i), 48),
+            vec![10 + i as u8; 48]
+        );
     }
     assert_eq!(ncq.count(&new), 3);
     // Too small a target.
     let small = QueueGeometry::for_request(1, 48, 64).unwrap();
     let sbuf = VecBuf::new(small.buffer_bytes);
-    assert_eq!(cq.resize_into(&old, small.geometry, &sbuf), Err(QueueError::NoRoom));
+    assert_eq!(
+        cq.resize_into(&old, small.geometry, &sbuf),
+        Err(QueueError::NoRoom)
+    );
 }
 
 #[test]
@@ -192,7 +264,10 @@ fn srq_resize_moves_posted_entries() {
 }
 
 fn geo_strategy() -> impl Strategy<Value = (u32, usize)> {
-    (0u32..64, prop_oneof![Just(48usize), Just(72), Just(224), Just(720)])
+    (
+        0u32..64,
+        prop_oneof![Just(48usize), Just(72), Just(224), Just(720)],
+    )
 }
 
 proptest! {
@@ -297,7 +372,11 @@ fn kernel_producer_fills_to_capacity_and_wraps() {
             buf.set_bytes(off, &[lap * 3 + k; 4]);
             q.publish(&buf);
         }
-        assert_eq!(q.free_slot(&buf), None, "full at capacity, one slot stays empty");
+        assert_eq!(
+            q.free_slot(&buf),
+            None,
+            "full at capacity, one slot stays empty"
+        );
         assert_eq!(q.count(&buf), 3);
         for k in 0..3u8 {
             let off = q.peek(&buf).unwrap();
@@ -324,7 +403,10 @@ fn kernel_producer_apart_from_consumer_sees_published_consumer_index() {
         }
         assert_eq!(producer.free_slot(&buf), None, "lap {lap}: full");
         assert!(consumer.advance(&buf));
-        assert!(producer.free_slot(&buf).is_some(), "lap {lap}: a slot consumed is free");
+        assert!(
+            producer.free_slot(&buf).is_some(),
+            "lap {lap}: a slot consumed is free"
+        );
         assert!(consumer.advance(&buf) && consumer.advance(&buf));
         assert!(consumer.is_empty(&buf));
     }

@@ -20,14 +20,20 @@ fn check_invariants(w: &RecvWqe, l: &RecvLimits) {
 
 #[test]
 fn valid_rq_wqe() {
-    let l = RecvLimits { max_sge: 4, slot_size: 128 };
+    let l = RecvLimits {
+        max_sge: 4,
+        slot_size: 128,
+    };
     let mut slot = vec![0u8; 128];
     write_recv_wqe(&mut slot, 77, &[sge(0x1000, 40, 1), sge(0x2000, 1000, 2)]);
     let w = RecvWqe::parse(&slot, &l).unwrap();
     check_invariants(&w, &l);
     assert_eq!(w.wr_id, 77);
     assert_eq!(w.total_len, 1040);
-    assert_eq!(w.sges.as_slice(), &[sge(0x1000, 40, 1), sge(0x2000, 1000, 2)]);
+    assert_eq!(
+        w.sges.as_slice(),
+        &[sge(0x1000, 40, 1), sge(0x2000, 1000, 2)]
+    );
     // Zero SGEs is a valid (zero-length) receive.
     write_recv_wqe(&mut slot, 78, &[]);
     assert_eq!(RecvWqe::parse(&slot, &l).unwrap().total_len, 0);
@@ -35,7 +41,10 @@ fn valid_rq_wqe() {
 
 #[test]
 fn hostile_rq_wqes() {
-    let l = RecvLimits { max_sge: 4, slot_size: 104 }; // room for 4 SGEs
+    let l = RecvLimits {
+        max_sge: 4,
+        slot_size: 104,
+    }; // room for 4 SGEs
     let mut slot = vec![0u8; 104];
     write_recv_wqe(&mut slot, 1, &[sge(0, 1, 1); 4]);
     let mut raw = RawRecvWqe::decode(&slot).unwrap();
@@ -46,12 +55,21 @@ fn hostile_rq_wqes() {
     assert_eq!(e.wc_status(), WcStatus::LocQpOpErr);
     raw.dma.num_sge = u32::MAX;
     raw.encode(&mut slot).unwrap();
-    assert_eq!(RecvWqe::parse(&slot, &l), Err(RecvWqeError::TooManySges(u32::MAX)));
+    assert_eq!(
+        RecvWqe::parse(&slot, &l),
+        Err(RecvWqeError::TooManySges(u32::MAX))
+    );
     // Limit says 8 but the slot holds 4.
-    let wide = RecvLimits { max_sge: 8, slot_size: 104 };
+    let wide = RecvLimits {
+        max_sge: 8,
+        slot_size: 104,
+    };
     raw.dma.num_sge = 5;
     raw.encode(&mut slot).unwrap();
-    assert_eq!(RecvWqe::parse(&slot, &wide), Err(RecvWqeError::SgesExceedSlot));
+    assert_eq!(
+        RecvWqe::parse(&slot, &wide),
+        Err(RecvWqeError::SgesExceedSlot)
+    );
     // Lengths that overflow a u32.
     write_recv_wqe(&mut slot, 1, &[sge(0, u32::MAX, 1), sge(0, 1, 1)]);
     let e = RecvWqe::parse(&slot, &l).unwrap_err();
@@ -66,7 +84,10 @@ fn hostile_rq_wqes() {
     raw.encode(&mut slot).unwrap();
     assert_eq!(RecvWqe::parse(&slot, &l).unwrap().total_len, 10);
     // Truncated.
-    assert_eq!(RecvWqe::parse(&slot[..39], &l), Err(RecvWqeError::Truncated));
+    assert_eq!(
+        RecvWqe::parse(&slot[..39], &l),
+        Err(RecvWqeError::Truncated)
+    );
 }
 
 #[test]
@@ -75,7 +96,10 @@ fn srq_ring_read_once() {
     let geo = s.geometry;
     let buf = VecBuf::new(s.buffer_bytes);
     geo.write_header(&buf, 0, 0);
-    let l = RecvLimits { max_sge: 27, slot_size: geo.elem_size() };
+    let l = RecvLimits {
+        max_sge: 27,
+        slot_size: geo.elem_size(),
+    };
     for i in 0..7u32 {
         let mut slot = vec![0u8; geo.elem_size()];
         let sges: Vec<Sge> = (0..=i).map(|k| sge(u64::from(k) << 12, 100, i)).collect();

@@ -14,12 +14,23 @@ use rxe_proto::abi::values::{send_flags, QpType, WcOpcode, WcStatus, WrOpcode};
 const SLOT: usize = 1024;
 
 fn limits(qp_type: QpType) -> SendLimits {
-    SendLimits { qp_type, max_sge: 32, max_inline: 512, slot_size: SLOT, origin: Origin::User }
+    SendLimits {
+        qp_type,
+        max_sge: 32,
+        max_inline: 512,
+        slot_size: SLOT,
+        origin: Origin::User,
+    }
 }
 
 fn hdr(opcode: WrOpcode, flags: u32) -> RawSendWqe {
     RawSendWqe {
-        wr: RawSendWr { wr_id: 0xc0ffee, opcode: opcode.as_u32(), send_flags: flags, ..Default::default() },
+        wr: RawSendWr {
+            wr_id: 0xc0ffee,
+            opcode: opcode.as_u32(),
+            send_flags: flags,
+            ..Default::default()
+        },
         ..Default::default()
     }
 }
@@ -77,7 +88,11 @@ fn check_invariants(w: &SendWqe, l: &SendLimits) {
             }
             assert!(matches!(w.payload, Payload::Sges(_)));
         }
-        SendOp::Send { ud, imm, invalidate_rkey } => {
+        SendOp::Send {
+            ud,
+            imm,
+            invalidate_rkey,
+        } => {
             assert_eq!(ud.is_some(), matches!(l.qp_type, QpType::Ud | QpType::Gsi));
             if let Some(ud) = ud {
                 assert!(ud.remote_qpn <= MAX_QPN);
@@ -86,7 +101,9 @@ fn check_invariants(w: &SendWqe, l: &SendLimits) {
             assert_eq!(imm.is_some(), w.opcode == WrOpcode::SendWithImm);
             assert_eq!(invalidate_rkey.is_some(), w.opcode == WrOpcode::SendWithInv);
         }
-        SendOp::Write { imm, .. } => assert_eq!(imm.is_some(), w.opcode == WrOpcode::RdmaWriteWithImm),
+        SendOp::Write { imm, .. } => {
+            assert_eq!(imm.is_some(), w.opcode == WrOpcode::RdmaWriteWithImm)
+        }
         SendOp::Read { .. } => assert!(matches!(w.payload, Payload::Sges(_))),
         SendOp::RegMr { .. } => assert_eq!(l.origin, Origin::Kernel),
         _ => {}
@@ -96,7 +113,10 @@ fn check_invariants(w: &SendWqe, l: &SendLimits) {
 
 #[test]
 fn rc_write_with_sges() {
-    let mut h = hdr(WrOpcode::RdmaWriteWithImm, send_flags::SIGNALED | 0x8000_0000);
+    let mut h = hdr(
+        WrOpcode::RdmaWriteWithImm,
+        send_flags::SIGNALED | 0x8000_0000,
+    );
     h.wr.set_rdma(0x7000_0000, 0x1234);
     h.wr.ex = [1, 2, 3, 4];
     let slot = build(&h, &[sge(0x1000, 100, 7), sge(0x2000, 28, 8)], None);
@@ -105,13 +125,25 @@ fn rc_write_with_sges() {
     check_invariants(&w, &l);
     assert_eq!(w.wr_id, 0xc0ffee);
     assert_eq!(w.opcode, WrOpcode::RdmaWriteWithImm);
-    assert_eq!(w.send_flags, send_flags::SIGNALED, "unknown flag bits cleared");
+    assert_eq!(
+        w.send_flags,
+        send_flags::SIGNALED,
+        "unknown flag bits cleared"
+    );
     assert_eq!(w.total_len, 128);
     assert_eq!(
         w.op,
-        SendOp::Write { remote: RemoteAddr { addr: 0x7000_0000, rkey: 0x1234 }, imm: Some([1, 2, 3, 4]) }
+        SendOp::Write {
+            remote: RemoteAddr {
+                addr: 0x7000_0000,
+                rkey: 0x1234
+            },
+            imm: Some([1, 2, 3, 4])
+        }
     );
-    let Payload::Sges(list) = w.payload else { panic!() };
+    let Payload::Sges(list) = w.payload else {
+        panic!()
+    };
     assert_eq!(list.as_slice(), &[sge(0x1000, 100, 7), sge(0x2000, 28, 8)]);
     assert!(w.signaled(false));
     assert_eq!(w.wc_opcode(), Some(WcOpcode::RdmaWrite));
@@ -125,7 +157,9 @@ fn inline_send() {
     let l = limits(QpType::Rc);
     let w = parse(&slot, &l).unwrap();
     check_invariants(&w, &l);
-    let Payload::Inline(d) = w.payload else { panic!() };
+    let Payload::Inline(d) = w.payload else {
+        panic!()
+    };
     assert_eq!(d.as_slice(), &data[..]);
     assert_eq!(w.total_len, 200);
     assert!(w.solicited());
@@ -140,7 +174,16 @@ fn read_and_atomics() {
     h.wr.set_rdma(0x10, 0x20);
     let w = parse(&build(&h, &[sge(0x1000, 4096, 1)], None), &l).unwrap();
     check_invariants(&w, &l);
-    assert_eq!(w.op, SendOp::Read { remote: RemoteAddr { addr: 0x10, rkey: 0x20 }, invalidate_rkey: None });
+    assert_eq!(
+        w.op,
+        SendOp::Read {
+            remote: RemoteAddr {
+                addr: 0x10,
+                rkey: 0x20
+            },
+            invalidate_rkey: None
+        }
+    );
 
     for op in [WrOpcode::AtomicCmpAndSwp, WrOpcode::AtomicFetchAndAdd] {
         let mut h = hdr(op, 0);
@@ -149,14 +192,33 @@ fn read_and_atomics() {
         check_invariants(&w, &l);
         assert_eq!(
             w.op,
-            SendOp::Atomic { remote: RemoteAddr { addr: 0x8000, rkey: 0x99 }, compare_add: 5, swap: 6 }
+            SendOp::Atomic {
+                remote: RemoteAddr {
+                    addr: 0x8000,
+                    rkey: 0x99
+                },
+                compare_add: 5,
+                swap: 6
+            }
         );
         // librxe accepts a longer local buffer; so do we for user QPs.
         assert!(parse(&build(&h, &[sge(0x1000, 16, 1)], None), &l).is_ok());
-        let k = SendLimits { origin: Origin::Kernel, ..l };
-        assert_eq!(parse(&build(&h, &[sge(0x1000, 16, 1)], None), &k), Err(SendWqeError::AtomicLength(16)));
-        assert_eq!(parse(&build(&h, &[sge(0x1000, 4, 1)], None), &l), Err(SendWqeError::AtomicLength(4)));
-        assert_eq!(parse(&build(&h, &[], None), &l), Err(SendWqeError::AtomicLength(0)));
+        let k = SendLimits {
+            origin: Origin::Kernel,
+            ..l
+        };
+        assert_eq!(
+            parse(&build(&h, &[sge(0x1000, 16, 1)], None), &k),
+            Err(SendWqeError::AtomicLength(16))
+        );
+        assert_eq!(
+            parse(&build(&h, &[sge(0x1000, 4, 1)], None), &l),
+            Err(SendWqeError::AtomicLength(4))
+        );
+        assert_eq!(
+            parse(&build(&h, &[], None), &l),
+            Err(SendWqeError::AtomicLength(0))
+        );
         h.wr.set_atomic(0x8004, 5, 6, 0x99);
         let e = parse(&build(&h, &[sge(0x1000, 8, 1)], None), &l).unwrap_err();
         assert_eq!(e, SendWqeError::AtomicMisaligned(0x8004));
@@ -179,7 +241,13 @@ fn atomic_write_flush_local_ops() {
     check_invariants(&w, &l);
     assert_eq!(
         w.op,
-        SendOp::AtomicWrite { remote: RemoteAddr { addr: 0x4000, rkey: 0x44 }, value: [9, 8, 7, 6, 5, 4, 3, 2] }
+        SendOp::AtomicWrite {
+            remote: RemoteAddr {
+                addr: 0x4000,
+                rkey: 0x44
+            },
+            value: [9, 8, 7, 6, 5, 4, 3, 2]
+        }
     );
     assert_eq!(w.total_len, 8);
     h.dma.length = 16;
@@ -194,7 +262,15 @@ fn atomic_write_flush_local_ops() {
     check_invariants(&w, &l);
     assert_eq!(
         w.op,
-        SendOp::Flush { remote: RemoteAddr { addr: 0x5000, rkey: 0x55 }, length: 64, flush_type: 1, level: 1 }
+        SendOp::Flush {
+            remote: RemoteAddr {
+                addr: 0x5000,
+                rkey: 0x55
+            },
+            length: 64,
+            flush_type: 1,
+            level: 1
+        }
     );
 
     let mut h = hdr(WrOpcode::LocalInv, send_flags::INLINE);
@@ -202,7 +278,11 @@ fn atomic_write_flush_local_ops() {
     let w = parse(&build(&h, &[], None), &l).unwrap();
     check_invariants(&w, &l);
     assert_eq!(w.op, SendOp::LocalInv { rkey: 0xabcd });
-    assert_eq!(w.send_flags & send_flags::INLINE, 0, "INLINE dropped on local ops");
+    assert_eq!(
+        w.send_flags & send_flags::INLINE,
+        0,
+        "INLINE dropped on local ops"
+    );
 
     let mut h = hdr(WrOpcode::BindMw, send_flags::SIGNALED);
     h.wr.set_mw(0x1000, 0x2000, 3, 0x400, 0x401, 0x6);
@@ -212,7 +292,14 @@ fn atomic_write_flush_local_ops() {
         check_invariants(&w, &lq);
         assert_eq!(
             w.op,
-            SendOp::BindMw { addr: 0x1000, length: 0x2000, mr_lkey: 3, mw_rkey: 0x400, new_rkey: 0x401, access: 6 }
+            SendOp::BindMw {
+                addr: 0x1000,
+                length: 0x2000,
+                mr_lkey: 3,
+                mw_rkey: 0x400,
+                new_rkey: 0x401,
+                access: 6
+            }
         );
     }
 }
@@ -230,13 +317,24 @@ fn ud_send() {
         SendOp::Send {
             imm: Some([0xde, 0xad, 0xbe, 0xef]),
             invalidate_rkey: None,
-            ud: Some(UdDest { remote_qpn: 0x00ab_cdef, remote_qkey: 0x1111_1111, pkey_index: 0, ah_num: 3 })
+            ud: Some(UdDest {
+                remote_qpn: 0x00ab_cdef,
+                remote_qkey: 0x1111_1111,
+                pkey_index: 0,
+                ah_num: 3
+            })
         }
     );
     h.wr.set_ud(0x0100_0000, 0, 0, 3);
-    assert_eq!(parse(&build(&h, &[], None), &l), Err(SendWqeError::BadRemoteQpn(0x0100_0000)));
+    assert_eq!(
+        parse(&build(&h, &[], None), &l),
+        Err(SendWqeError::BadRemoteQpn(0x0100_0000))
+    );
     h.wr.set_ud(1, 0, 0, 0);
-    assert_eq!(parse(&build(&h, &[], None), &l), Err(SendWqeError::NoAddressHandle));
+    assert_eq!(
+        parse(&build(&h, &[], None), &l),
+        Err(SendWqeError::NoAddressHandle)
+    );
     // On RC the UD fields are not looked at.
     let w = parse(&build(&h, &[], None), &limits(QpType::Rc)).unwrap();
     assert!(matches!(w.op, SendOp::Send { ud: None, .. }));
@@ -252,13 +350,26 @@ fn opcode_gates() {
         assert_eq!(e, SendWqeError::UnknownOpcode(bad));
         assert_eq!(e.wc_status(), WcStatus::LocQpOpErr);
     }
-    for op in [WrOpcode::Tso, WrOpcode::MaskedAtomicCmpAndSwp, WrOpcode::MaskedAtomicFetchAndAdd] {
-        assert_eq!(parse(&build(&hdr(op, 0), &[], None), &l), Err(SendWqeError::OpcodeNotSupported(op)));
+    for op in [
+        WrOpcode::Tso,
+        WrOpcode::MaskedAtomicCmpAndSwp,
+        WrOpcode::MaskedAtomicFetchAndAdd,
+    ] {
+        assert_eq!(
+            parse(&build(&hdr(op, 0), &[], None), &l),
+            Err(SendWqeError::OpcodeNotSupported(op))
+        );
     }
     // Kernel-only opcodes, never from a user SQ (REG_MR carries a pointer).
     for op in [WrOpcode::RegMr, WrOpcode::RdmaReadWithInv] {
-        assert_eq!(parse(&build(&hdr(op, 0), &[], None), &l), Err(SendWqeError::OpcodeNotAllowedForUser(op)));
-        let k = SendLimits { origin: Origin::Kernel, ..l };
+        assert_eq!(
+            parse(&build(&hdr(op, 0), &[], None), &l),
+            Err(SendWqeError::OpcodeNotAllowedForUser(op))
+        );
+        let k = SendLimits {
+            origin: Origin::Kernel,
+            ..l
+        };
         let w = parse(&build(&hdr(op, 0), &[], None), &k).unwrap();
         check_invariants(&w, &k);
     }
@@ -279,7 +390,12 @@ fn opcode_gates() {
             );
         }
     }
-    for op in [WrOpcode::RdmaWrite, WrOpcode::RdmaWriteWithImm, WrOpcode::BindMw, WrOpcode::SendWithInv] {
+    for op in [
+        WrOpcode::RdmaWrite,
+        WrOpcode::RdmaWriteWithImm,
+        WrOpcode::BindMw,
+        WrOpcode::SendWithInv,
+    ] {
         assert_eq!(
             parse(&build(&hdr(op, 0), &[], None), &limits(QpType::Ud)),
             Err(SendWqeError::OpcodeNotAllowedForQpType(op))
@@ -290,12 +406,23 @@ fn opcode_gates() {
 
 #[test]
 fn length_and_count_limits() {
-    let l = SendLimits { max_sge: 2, max_inline: 64, ..limits(QpType::Rc) };
+    let l = SendLimits {
+        max_sge: 2,
+        max_inline: 64,
+        ..limits(QpType::Rc)
+    };
     let h = hdr(WrOpcode::Send, 0);
     let three = [sge(0, 1, 1), sge(0, 1, 1), sge(0, 1, 1)];
-    assert_eq!(parse(&build(&h, &three, None), &l), Err(SendWqeError::TooManySges(3)));
+    assert_eq!(
+        parse(&build(&h, &three, None), &l),
+        Err(SendWqeError::TooManySges(3))
+    );
     // num_sge beyond what the slot holds.
-    let small = SendLimits { max_sge: 32, slot_size: 256, ..limits(QpType::Rc) };
+    let small = SendLimits {
+        max_sge: 32,
+        slot_size: 256,
+        ..limits(QpType::Rc)
+    };
     let mut slot = build(&h, &three, None);
     let mut raw = RawSendWqe::decode(&slot).unwrap();
     raw.dma.num_sge = 4;
@@ -303,35 +430,66 @@ fn length_and_count_limits() {
     assert_eq!(parse(&slot, &small), Err(SendWqeError::SgesExceedSlot));
     raw.dma.num_sge = u32::MAX;
     raw.encode(&mut slot).unwrap();
-    assert_eq!(parse(&slot, &small), Err(SendWqeError::TooManySges(u32::MAX)));
+    assert_eq!(
+        parse(&slot, &small),
+        Err(SendWqeError::TooManySges(u32::MAX))
+    );
     // Inline.
     let hi = hdr(WrOpcode::Send, send_flags::INLINE);
     let e = parse(&build(&hi, &[], Some(&[0; 65])), &l).unwrap_err();
     assert_eq!(e, SendWqeError::InlineTooLong(65));
     assert_eq!(e.wc_status(), WcStatus::LocLenErr);
-    let tiny = SendLimits { max_inline: 512, slot_size: 256, ..limits(QpType::Rc) };
-    assert_eq!(parse(&build(&hi, &[], Some(&[0; 49])), &tiny), Err(SendWqeError::InlineExceedsSlot));
+    let tiny = SendLimits {
+        max_inline: 512,
+        slot_size: 256,
+        ..limits(QpType::Rc)
+    };
+    assert_eq!(
+        parse(&build(&hi, &[], Some(&[0; 49])), &tiny),
+        Err(SendWqeError::InlineExceedsSlot)
+    );
     assert!(parse(&build(&hi, &[], Some(&[0; 48])), &tiny).is_ok());
     let mut slot = build(&hi, &[], Some(&[0; 8]));
     let mut raw = RawSendWqe::decode(&slot).unwrap();
     raw.dma.length = u32::MAX;
     raw.encode(&mut slot).unwrap();
-    assert_eq!(parse(&slot, &limits(QpType::Rc)), Err(SendWqeError::InlineTooLong(u32::MAX)));
+    assert_eq!(
+        parse(&slot, &limits(QpType::Rc)),
+        Err(SendWqeError::InlineTooLong(u32::MAX))
+    );
     let hr = hdr(WrOpcode::RdmaRead, send_flags::INLINE);
-    assert_eq!(parse(&build(&hr, &[], Some(&[0; 8])), &l), Err(SendWqeError::InlineNotAllowed(WrOpcode::RdmaRead)));
+    assert_eq!(
+        parse(&build(&hr, &[], Some(&[0; 8])), &l),
+        Err(SendWqeError::InlineNotAllowed(WrOpcode::RdmaRead))
+    );
     // Message length: 2^31 is fine, one more is not; u32 wrap is caught.
     let ok = [sge(0, 0x4000_0000, 1), sge(0, 0x4000_0000, 1)];
-    assert_eq!(parse(&build(&h, &ok, None), &l).unwrap().total_len, 0x8000_0000);
+    assert_eq!(
+        parse(&build(&h, &ok, None), &l).unwrap().total_len,
+        0x8000_0000
+    );
     let over = [sge(0, 0x8000_0000, 1), sge(0, 1, 1)];
     let e = parse(&build(&h, &over, None), &l).unwrap_err();
     assert_eq!(e, SendWqeError::MessageTooLong(0x8000_0001));
     assert_eq!(e.wc_status(), WcStatus::LocLenErr);
     let wrap = [sge(0, 0xffff_ffff, 1), sge(0, 2, 1)];
-    assert_eq!(parse(&build(&h, &wrap, None), &l), Err(SendWqeError::MessageTooLong(0x1_0000_0001)));
+    assert_eq!(
+        parse(&build(&h, &wrap, None), &l),
+        Err(SendWqeError::MessageTooLong(0x1_0000_0001))
+    );
     // Truncated slot.
-    assert_eq!(parse(&build(&h, &[], None)[..207], &l), Err(SendWqeError::Truncated));
-    let short = SendLimits { slot_size: 100, ..l };
-    assert_eq!(parse(&build(&h, &[], None), &short), Err(SendWqeError::Truncated));
+    assert_eq!(
+        parse(&build(&h, &[], None)[..207], &l),
+        Err(SendWqeError::Truncated)
+    );
+    let short = SendLimits {
+        slot_size: 100,
+        ..l
+    };
+    assert_eq!(
+        parse(&build(&h, &[], None), &short),
+        Err(SendWqeError::Truncated)
+    );
 }
 
 #[test]
@@ -364,11 +522,22 @@ fn read_from_shared_ring_reads_each_byte_once() {
     buf.set_bytes(geo.slot_offset(0), &slot);
     let data: Vec<u8> = (0..=255u8).cycle().take(512).collect();
     let mut slot2 = vec![0u8; geo.elem_size()];
-    write_send_wqe(&mut slot2, &hdr(WrOpcode::Send, send_flags::INLINE), &[], Some(&data));
+    write_send_wqe(
+        &mut slot2,
+        &hdr(WrOpcode::Send, send_flags::INLINE),
+        &[],
+        Some(&data),
+    );
     buf.set_bytes(geo.slot_offset(1), &slot2);
     buf.set_producer(2);
 
-    let l = SendLimits { qp_type: QpType::Rc, max_sge: 32, max_inline: 512, slot_size: geo.elem_size(), origin: Origin::User };
+    let l = SendLimits {
+        qp_type: QpType::Rc,
+        max_sge: 32,
+        max_inline: 512,
+        slot_size: geo.elem_size(),
+        origin: Origin::User,
+    };
     let mut q = FromClient::new(geo);
     buf.clear_reads();
     let off = q.peek(&buf).unwrap();
@@ -380,13 +549,18 @@ fn read_from_shared_ring_reads_each_byte_once() {
     buf.clear_reads();
     let off = q.peek(&buf).unwrap();
     let w = SendWqe::read_from(&buf, off, &l).unwrap();
-    let Payload::Inline(d) = w.payload else { panic!() };
+    let Payload::Inline(d) = w.payload else {
+        panic!()
+    };
     assert_eq!(d.as_slice(), &data[..]);
     assert!(buf.max_reads() <= 1);
     // Nothing outside the slot was read.
     let reads = buf.reads.borrow();
     let lo = geo.slot_offset(1);
-    assert!(reads.iter().enumerate().all(|(i, &r)| r == 0 || (i >= lo && i < lo + geo.elem_size())));
+    assert!(reads
+        .iter()
+        .enumerate()
+        .all(|(i, &r)| r == 0 || (i >= lo && i < lo + geo.elem_size())));
     drop(reads);
     // A slot offset near the end of the buffer never reads past it.
     let last = geo.slot_offset(geo.index_mask());
@@ -400,24 +574,51 @@ fn read_from_shared_ring_reads_each_byte_once() {
 // Properties
 
 fn arb_qp() -> impl Strategy<Value = QpType> {
-    prop_oneof![Just(QpType::Rc), Just(QpType::Uc), Just(QpType::Ud), Just(QpType::Gsi)]
+    prop_oneof![
+        Just(QpType::Rc),
+        Just(QpType::Uc),
+        Just(QpType::Ud),
+        Just(QpType::Gsi)
+    ]
 }
 
 fn arb_limits() -> impl Strategy<Value = SendLimits> {
-    (arb_qp(), 0u32..40, 0u32..600, prop_oneof![Just(0usize), Just(100), Just(208), Just(256), Just(512), Just(1024)], any::<bool>())
-        .prop_map(|(qp_type, max_sge, max_inline, slot_size, user)| SendLimits {
-            qp_type,
-            max_sge,
-            max_inline,
-            slot_size,
-            origin: if user { Origin::User } else { Origin::Kernel },
-        })
+    (
+        arb_qp(),
+        0u32..40,
+        0u32..600,
+        prop_oneof![
+            Just(0usize),
+            Just(100),
+            Just(208),
+            Just(256),
+            Just(512),
+            Just(1024)
+        ],
+        any::<bool>(),
+    )
+        .prop_map(
+            |(qp_type, max_sge, max_inline, slot_size, user)| SendLimits {
+                qp_type,
+                max_sge,
+                max_inline,
+                slot_size,
+                origin: if user { Origin::User } else { Origin::Kernel },
+            },
+        )
 }
 
 /// Bytes biased towards interesting headers: random opcode 0..=0x21,
 /// random small num_sge / lengths, then arbitrary noise.
 fn arb_slot() -> impl Strategy<Value = Vec<u8>> {
-    (prop::collection::vec(any::<u8>(), 0..1100), 0u32..0x22, any::<u32>(), 0u32..40, any::<u32>(), any::<bool>())
+    (
+        prop::collection::vec(any::<u8>(), 0..1100),
+        0u32..0x22,
+        any::<u32>(),
+        0u32..40,
+        any::<u32>(),
+        any::<bool>(),
+    )
         .prop_map(|(mut b, op, flags, nsge, len, small)| {
             if b.len() >= 208 {
                 b[12..16].copy_from_slice(&op.to_le_bytes());
@@ -431,7 +632,10 @@ fn arb_slot() -> impl Strategy<Value = Vec<u8>> {
 }
 
 fn cases() -> u32 {
-    std::env::var("RXE_FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(4000)
+    std::env::var("RXE_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(4000)
 }
 
 proptest! {
@@ -520,18 +724,55 @@ proptest! {
 #[test]
 fn sq_caps_follow_rxe() {
     // Design §1.6 example: sge=1, inline=0 -> 224-byte element.
-    assert_eq!(sq_caps(1, 0), Some(SqCaps { elem_size: 224, max_send_sge: 1, max_inline_data: 16 }));
-    assert_eq!(sq_caps(2, 100), Some(SqCaps { elem_size: 308, max_send_sge: 6, max_inline_data: 100 }));
-    assert_eq!(sq_caps(32, 0), Some(SqCaps { elem_size: 720, max_send_sge: 32, max_inline_data: 512 }));
-    assert_eq!(sq_caps(0, 512), Some(SqCaps { elem_size: 720, max_send_sge: 32, max_inline_data: 512 }));
-    assert_eq!(sq_caps(0, 0), Some(SqCaps { elem_size: 208, max_send_sge: 0, max_inline_data: 0 }));
+    assert_eq!(
+        sq_caps(1, 0),
+        Some(SqCaps {
+            elem_size: 224,
+            max_send_sge: 1,
+            max_inline_data: 16
+        })
+    );
+    assert_eq!(
+        sq_caps(2, 100),
+        Some(SqCaps {
+            elem_size: 308,
+            max_send_sge: 6,
+            max_inline_data: 100
+        })
+    );
+    assert_eq!(
+        sq_caps(32, 0),
+        Some(SqCaps {
+            elem_size: 720,
+            max_send_sge: 32,
+            max_inline_data: 512
+        })
+    );
+    assert_eq!(
+        sq_caps(0, 512),
+        Some(SqCaps {
+            elem_size: 720,
+            max_send_sge: 32,
+            max_inline_data: 512
+        })
+    );
+    assert_eq!(
+        sq_caps(0, 0),
+        Some(SqCaps {
+            elem_size: 208,
+            max_send_sge: 0,
+            max_inline_data: 0
+        })
+    );
     assert_eq!(sq_caps(33, 0), None);
     assert_eq!(sq_caps(0, 513), None);
     assert_eq!(sq_caps(u32::MAX, u32::MAX), None);
     // A WQE that uses every reported cap fits in the slot the caps size.
     for (nsge, inl) in [(1, 0), (3, 60), (32, 512), (0, 17)] {
         let caps = sq_caps(nsge, inl).unwrap();
-        let geo = QueueGeometry::for_request(1, caps.elem_size, 64).unwrap().geometry;
+        let geo = QueueGeometry::for_request(1, caps.elem_size, 64)
+            .unwrap()
+            .geometry;
         let l = SendLimits {
             qp_type: QpType::Rc,
             max_sge: caps.max_send_sge,
@@ -544,7 +785,12 @@ fn sq_caps_follow_rxe() {
         write_send_wqe(&mut slot, &hdr(WrOpcode::Send, 0), &sges, None);
         assert!(SendWqe::parse(&slot, &l).is_ok());
         let data = vec![7u8; caps.max_inline_data as usize];
-        write_send_wqe(&mut slot, &hdr(WrOpcode::Send, send_flags::INLINE), &[], Some(&data));
+        write_send_wqe(
+            &mut slot,
+            &hdr(WrOpcode::Send, send_flags::INLINE),
+            &[],
+            Some(&data),
+        );
         assert!(SendWqe::parse(&slot, &l).is_ok());
     }
 }

@@ -20,11 +20,19 @@ fn cannot_check(why: &str) -> Option<String> {
 }
 
 fn run_c(src: &str, includes_verbs: bool) -> Option<String> {
-    let hdr = if includes_verbs { "/usr/include/infiniband/verbs.h" } else { "/usr/include/rdma/ib_user_verbs.h" };
+    let hdr = if includes_verbs {
+        "/usr/include/infiniband/verbs.h"
+    } else {
+        "/usr/include/rdma/ib_user_verbs.h"
+    };
     if !std::path::Path::new(hdr).exists() {
         return cannot_check(&format!("no {hdr}"));
     }
-    let dir = std::env::temp_dir().join(format!("rxe-abi-values-{}-{}", includes_verbs, std::process::id()));
+    let dir = std::env::temp_dir().join(format!(
+        "rxe-abi-values-{}-{}",
+        includes_verbs,
+        std::process::id()
+    ));
     std::fs::create_dir_all(&dir).expect("temporary directory for the C cross-check");
     let (c, exe) = (dir.join("t.c"), dir.join("t"));
     std::fs::write(&c, src).expect("write the C cross-check program");
@@ -38,8 +46,14 @@ fn run_c(src: &str, includes_verbs: bool) -> Option<String> {
 }
 
 fn check(out: &str, ours: &[(&str, u32)]) {
-    let c: std::collections::HashMap<&str, u32> =
-        out.lines().map(|l| l.split_once(' ').map(|(k, v)| (k, v.parse().unwrap())).unwrap()).collect();
+    let c: std::collections::HashMap<&str, u32> = out
+        .lines()
+        .map(|l| {
+            l.split_once(' ')
+                .map(|(k, v)| (k, v.parse().unwrap()))
+                .unwrap()
+        })
+        .collect();
     for (name, v) in ours {
         assert_eq!(c.get(name), Some(v), "{name}");
     }
@@ -71,25 +85,43 @@ int main(void) {
 }
 "#;
     let Some(out) = run_c(src, false) else { return };
-    use WrOpcode as W;
     use WcOpcode as C;
+    use WrOpcode as W;
     check(
         &out,
         &[
             ("IB_UVERBS_WR_RDMA_WRITE", W::RdmaWrite.as_u32()),
-            ("IB_UVERBS_WR_RDMA_WRITE_WITH_IMM", W::RdmaWriteWithImm.as_u32()),
+            (
+                "IB_UVERBS_WR_RDMA_WRITE_WITH_IMM",
+                W::RdmaWriteWithImm.as_u32(),
+            ),
             ("IB_UVERBS_WR_SEND", W::Send.as_u32()),
             ("IB_UVERBS_WR_SEND_WITH_IMM", W::SendWithImm.as_u32()),
             ("IB_UVERBS_WR_RDMA_READ", W::RdmaRead.as_u32()),
-            ("IB_UVERBS_WR_ATOMIC_CMP_AND_SWP", W::AtomicCmpAndSwp.as_u32()),
-            ("IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD", W::AtomicFetchAndAdd.as_u32()),
+            (
+                "IB_UVERBS_WR_ATOMIC_CMP_AND_SWP",
+                W::AtomicCmpAndSwp.as_u32(),
+            ),
+            (
+                "IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD",
+                W::AtomicFetchAndAdd.as_u32(),
+            ),
             ("IB_UVERBS_WR_LOCAL_INV", W::LocalInv.as_u32()),
             ("IB_UVERBS_WR_BIND_MW", W::BindMw.as_u32()),
             ("IB_UVERBS_WR_SEND_WITH_INV", W::SendWithInv.as_u32()),
             ("IB_UVERBS_WR_TSO", W::Tso.as_u32()),
-            ("IB_UVERBS_WR_RDMA_READ_WITH_INV", W::RdmaReadWithInv.as_u32()),
-            ("IB_UVERBS_WR_MASKED_ATOMIC_CMP_AND_SWP", W::MaskedAtomicCmpAndSwp.as_u32()),
-            ("IB_UVERBS_WR_MASKED_ATOMIC_FETCH_AND_ADD", W::MaskedAtomicFetchAndAdd.as_u32()),
+            (
+                "IB_UVERBS_WR_RDMA_READ_WITH_INV",
+                W::RdmaReadWithInv.as_u32(),
+            ),
+            (
+                "IB_UVERBS_WR_MASKED_ATOMIC_CMP_AND_SWP",
+                W::MaskedAtomicCmpAndSwp.as_u32(),
+            ),
+            (
+                "IB_UVERBS_WR_MASKED_ATOMIC_FETCH_AND_ADD",
+                W::MaskedAtomicFetchAndAdd.as_u32(),
+            ),
             ("IB_UVERBS_WR_FLUSH", W::Flush.as_u32()),
             ("IB_UVERBS_WR_ATOMIC_WRITE", W::AtomicWrite.as_u32()),
             ("IB_UVERBS_WC_SEND", C::Send.as_u32()),
@@ -111,8 +143,14 @@ int main(void) {
             ("IB_UVERBS_ACCESS_ON_DEMAND", access::ON_DEMAND),
             ("IB_UVERBS_ACCESS_HUGETLB", access::HUGETLB),
             ("IB_UVERBS_ACCESS_FLUSH_GLOBAL", access::FLUSH_GLOBAL),
-            ("IB_UVERBS_ACCESS_FLUSH_PERSISTENT", access::FLUSH_PERSISTENT),
-            ("IB_UVERBS_ACCESS_RELAXED_ORDERING", access::RELAXED_ORDERING),
+            (
+                "IB_UVERBS_ACCESS_FLUSH_PERSISTENT",
+                access::FLUSH_PERSISTENT,
+            ),
+            (
+                "IB_UVERBS_ACCESS_RELAXED_ORDERING",
+                access::RELAXED_ORDERING,
+            ),
         ],
     );
 }
@@ -141,8 +179,8 @@ int main(void) {
 }
 "#;
     let Some(out) = run_c(src, true) else { return };
-    use WrOpcode as W;
     use WcStatus as S;
+    use WrOpcode as W;
     let mut ours: Vec<(&str, u32)> = vec![
         ("IBV_WR_RDMA_WRITE", W::RdmaWrite.as_u32()),
         ("IBV_WR_RDMA_WRITE_WITH_IMM", W::RdmaWriteWithImm.as_u32()),
@@ -162,7 +200,10 @@ int main(void) {
         ("IBV_SEND_INLINE", send_flags::INLINE),
         ("IBV_SEND_IP_CSUM", send_flags::IP_CSUM),
         ("IBV_WC_RECV", WcOpcode::Recv.as_u32()),
-        ("IBV_WC_RECV_RDMA_WITH_IMM", WcOpcode::RecvRdmaWithImm.as_u32()),
+        (
+            "IBV_WC_RECV_RDMA_WITH_IMM",
+            WcOpcode::RecvRdmaWithImm.as_u32(),
+        ),
         ("IBV_WC_GRH", wc_flags::GRH),
         ("IBV_WC_WITH_IMM", wc_flags::WITH_IMM),
         // User-space numbering of bits 2 and 3 differs from the kernel's.
@@ -170,10 +211,27 @@ int main(void) {
         ("IBV_WC_WITH_INV", wc_flags::IBV_WITH_INV),
     ];
     let statuses = [
-        "SUCCESS", "LOC_LEN_ERR", "LOC_QP_OP_ERR", "LOC_EEC_OP_ERR", "LOC_PROT_ERR", "WR_FLUSH_ERR",
-        "MW_BIND_ERR", "BAD_RESP_ERR", "LOC_ACCESS_ERR", "REM_INV_REQ_ERR", "REM_ACCESS_ERR",
-        "REM_OP_ERR", "RETRY_EXC_ERR", "RNR_RETRY_EXC_ERR", "LOC_RDD_VIOL_ERR", "REM_INV_RD_REQ_ERR",
-        "REM_ABORT_ERR", "INV_EECN_ERR", "INV_EEC_STATE_ERR", "FATAL_ERR", "RESP_TIMEOUT_ERR",
+        "SUCCESS",
+        "LOC_LEN_ERR",
+        "LOC_QP_OP_ERR",
+        "LOC_EEC_OP_ERR",
+        "LOC_PROT_ERR",
+        "WR_FLUSH_ERR",
+        "MW_BIND_ERR",
+        "BAD_RESP_ERR",
+        "LOC_ACCESS_ERR",
+        "REM_INV_REQ_ERR",
+        "REM_ACCESS_ERR",
+        "REM_OP_ERR",
+        "RETRY_EXC_ERR",
+        "RNR_RETRY_EXC_ERR",
+        "LOC_RDD_VIOL_ERR",
+        "REM_INV_RD_REQ_ERR",
+        "REM_ABORT_ERR",
+        "INV_EECN_ERR",
+        "INV_EEC_STATE_ERR",
+        "FATAL_ERR",
+        "RESP_TIMEOUT_ERR",
         "GENERAL_ERR",
     ];
     let names: Vec<String> = statuses.iter().map(|s| format!("IBV_WC_{s}")).collect();

@@ -26,15 +26,28 @@ fn registration_access_follows_rxe_and_the_spec() {
         Ok(LOCAL_WRITE | REMOTE_WRITE | REMOTE_READ | REMOTE_ATOMIC)
     );
     assert_eq!(check_registration_access(REMOTE_READ), Ok(REMOTE_READ));
-    assert_eq!(check_registration_access(REMOTE_WRITE), Err(AccessError::NeedsLocalWrite));
-    assert_eq!(check_registration_access(REMOTE_ATOMIC), Err(AccessError::NeedsLocalWrite));
+    assert_eq!(
+        check_registration_access(REMOTE_WRITE),
+        Err(AccessError::NeedsLocalWrite)
+    );
+    assert_eq!(
+        check_registration_access(REMOTE_ATOMIC),
+        Err(AccessError::NeedsLocalWrite)
+    );
     // ODP is not implemented; zero-based is for windows only; HUGETLB is
     // not in rxe's set.
     for bad in [ON_DEMAND, ZERO_BASED, HUGETLB, 1 << 10, 1 << 31] {
-        assert_eq!(check_registration_access(bad | LOCAL_WRITE), Err(AccessError::Unsupported), "{bad:#x}");
+        assert_eq!(
+            check_registration_access(bad | LOCAL_WRITE),
+            Err(AccessError::Unsupported),
+            "{bad:#x}"
+        );
     }
     // Optional bits are accepted and dropped.
-    assert_eq!(check_registration_access(RELAXED_ORDERING | LOCAL_WRITE), Ok(LOCAL_WRITE));
+    assert_eq!(
+        check_registration_access(RELAXED_ORDERING | LOCAL_WRITE),
+        Ok(LOCAL_WRITE)
+    );
 }
 
 #[test]
@@ -59,11 +72,25 @@ fn lookup_checks_come_in_rxe_order() {
     let ok = r.check(key, KeyUse::Remote, PD, REMOTE_READ, 0x1000, 0x3000);
     assert_eq!(ok, Ok(0));
     assert_eq!(
-        r.check(MemKey::new(8, 0x5a), KeyUse::Remote, PD, REMOTE_READ, 0x1000, 1),
+        r.check(
+            MemKey::new(8, 0x5a),
+            KeyUse::Remote,
+            PD,
+            REMOTE_READ,
+            0x1000,
+            1
+        ),
         Err(AccessError::UnknownKey)
     );
     assert_eq!(
-        r.check(MemKey::new(7, 0x5b), KeyUse::Remote, PD, REMOTE_READ, 0x1000, 1),
+        r.check(
+            MemKey::new(7, 0x5b),
+            KeyUse::Remote,
+            PD,
+            REMOTE_READ,
+            0x1000,
+            1
+        ),
         Err(AccessError::StaleKey)
     );
     // A wrong PD is reported before the missing permission and the bad range.
@@ -79,21 +106,36 @@ fn lookup_checks_come_in_rxe_order() {
         r.check(key, KeyUse::Remote, PD, REMOTE_ATOMIC, 0x1000, 8),
         Err(AccessError::NotPermitted)
     );
-    assert_eq!(r.check(key, KeyUse::Local, PD, LOCAL_WRITE, 0x2fff, 0x1001), Ok(0x1fff));
+    assert_eq!(
+        r.check(key, KeyUse::Local, PD, LOCAL_WRITE, 0x2fff, 0x1001),
+        Ok(0x1fff)
+    );
     assert_eq!(
         r.check(key, KeyUse::Local, PD, LOCAL_WRITE, 0x2fff, 0x1002),
         Err(AccessError::OutOfBounds)
     );
-    assert_eq!(r.check(key, KeyUse::Local, PD, 0, 0xfff, 1), Err(AccessError::OutOfBounds));
+    assert_eq!(
+        r.check(key, KeyUse::Local, PD, 0, 0xfff, 1),
+        Err(AccessError::OutOfBounds)
+    );
 }
 
 #[test]
 fn lkey_and_rkey_are_checked_against_their_own_use() {
     let mut r = user_region(0, 100, LOCAL_WRITE | REMOTE_WRITE);
     r.rkey = MemKey::new(7, 0x99);
-    assert_eq!(r.check(r.lkey, KeyUse::Remote, PD, REMOTE_WRITE, 0, 1), Err(AccessError::StaleKey));
-    assert_eq!(r.check(r.rkey, KeyUse::Local, PD, 0, 0, 1), Err(AccessError::StaleKey));
-    assert_eq!(r.check(r.rkey, KeyUse::Remote, PD, REMOTE_WRITE, 0, 1), Ok(0));
+    assert_eq!(
+        r.check(r.lkey, KeyUse::Remote, PD, REMOTE_WRITE, 0, 1),
+        Err(AccessError::StaleKey)
+    );
+    assert_eq!(
+        r.check(r.rkey, KeyUse::Local, PD, 0, 0, 1),
+        Err(AccessError::StaleKey)
+    );
+    assert_eq!(
+        r.check(r.rkey, KeyUse::Remote, PD, REMOTE_WRITE, 0, 1),
+        Ok(0)
+    );
 }
 
 #[test]
@@ -102,14 +144,26 @@ fn bounds_at_the_edges_of_the_address_space() {
     let k = top.lkey;
     assert_eq!(top.check(k, KeyUse::Local, PD, 0, u64::MAX - 15, 16), Ok(0));
     assert_eq!(top.check(k, KeyUse::Local, PD, 0, u64::MAX, 1), Ok(15));
-    assert_eq!(top.check(k, KeyUse::Local, PD, 0, u64::MAX, 2), Err(AccessError::OutOfBounds));
+    assert_eq!(
+        top.check(k, KeyUse::Local, PD, 0, u64::MAX, 2),
+        Err(AccessError::OutOfBounds)
+    );
     // Empty accesses: at the end is fine, past it is not.
     let r = user_region(0x1000, 0x10, 0);
     assert_eq!(r.check(r.lkey, KeyUse::Local, PD, 0, 0x1010, 0), Ok(0x10));
-    assert_eq!(r.check(r.lkey, KeyUse::Local, PD, 0, 0x1011, 0), Err(AccessError::OutOfBounds));
+    assert_eq!(
+        r.check(r.lkey, KeyUse::Local, PD, 0, 0x1011, 0),
+        Err(AccessError::OutOfBounds)
+    );
     // A DMA region takes any range that does not wrap.
-    assert_eq!(Extent::Whole.offset_of(0xffff_8880_0000_0000, 4096), Ok(0xffff_8880_0000_0000));
-    assert_eq!(Extent::Whole.offset_of(u64::MAX, 2), Err(AccessError::OutOfBounds));
+    assert_eq!(
+        Extent::Whole.offset_of(0xffff_8880_0000_0000, 4096),
+        Ok(0xffff_8880_0000_0000)
+    );
+    assert_eq!(
+        Extent::Whole.offset_of(u64::MAX, 2),
+        Err(AccessError::OutOfBounds)
+    );
 }
 
 #[test]
@@ -121,8 +175,16 @@ fn page_chunks_of_an_unaligned_region() {
     assert_eq!(
         chunks,
         vec![
-            PageChunk { page: 1, offset: 0x34, len: 0x1000 - 0x34 },
-            PageChunk { page: 2, offset: 0, len: 0x34 },
+            PageChunk {
+                page: 1,
+                offset: 0x34,
+                len: 0x1000 - 0x34
+            },
+            PageChunk {
+                page: 2,
+                offset: 0,
+                len: 0x34
+            },
         ]
     );
     assert_eq!(PageChunks::new(0, 0, 0, 12).count(), 0);

@@ -9,8 +9,12 @@ use common::*;
 use rxe_proto::proto::aeth::{RnrTimer, Syndrome};
 use rxe_proto::proto::opcode::Position;
 use rxe_proto::proto::psn::Psn;
-use rxe_proto::proto::responder::{AccessFlags, DropReason, Responder, ResponderAction, ResponderConfig};
-use rxe_proto::proto::transport::{AtomicArgs, AtomicOp, Mtu, RemoteRange, RequestOp, RequestPacket};
+use rxe_proto::proto::responder::{
+    AccessFlags, DropReason, Responder, ResponderAction, ResponderConfig,
+};
+use rxe_proto::proto::transport::{
+    AtomicArgs, AtomicOp, Mtu, RemoteRange, RequestOp, RequestPacket,
+};
 
 fn responder(psn: u32) -> Responder<4> {
     Responder::new(ResponderConfig {
@@ -29,7 +33,11 @@ fn write(psn: u32, len: u32) -> RequestPacket {
         position: Position::Only,
         ack_req: true,
         payload_len: len,
-        reth: Some(RemoteRange { va: MR_VA, rkey: MR_RKEY, len }),
+        reth: Some(RemoteRange {
+            va: MR_VA,
+            rkey: MR_RKEY,
+            len,
+        }),
         atomic: None,
         imm: None,
         invalidate_rkey: None,
@@ -40,7 +48,11 @@ fn read(psn: u32, len: u32) -> RequestPacket {
     RequestPacket {
         op: RequestOp::Read,
         payload_len: 0,
-        reth: Some(RemoteRange { va: MR_VA, rkey: MR_RKEY, len }),
+        reth: Some(RemoteRange {
+            va: MR_VA,
+            rkey: MR_RKEY,
+            len,
+        }),
         ..write(psn, 0)
     }
 }
@@ -68,8 +80,14 @@ fn duplicate_write_after_read_is_acked_with_the_writes_psn() {
     // The WRITE again (its ACK was lost): re-ACKed as 99, never 100 or later.
     let a = resp_step(&mut resp, &write(99, 16), &mut env);
     assert_eq!(acks(&a), vec![(Psn::new(99), Syndrome::ACK)]);
-    assert!(a.contains(&ResponderAction::Drop { reason: DropReason::DuplicateRequest }));
-    assert_eq!(resp.ack_psn(), Psn::new(100), "ack_psn is the last executed SEND/WRITE + 1");
+    assert!(a.contains(&ResponderAction::Drop {
+        reason: DropReason::DuplicateRequest
+    }));
+    assert_eq!(
+        resp.ack_psn(),
+        Psn::new(100),
+        "ack_psn is the last executed SEND/WRITE + 1"
+    );
 }
 
 #[test]
@@ -96,7 +114,11 @@ fn an_atomic_moves_the_ack_psn() {
         op: RequestOp::Atomic,
         reth: None,
         payload_len: 0,
-        atomic: Some(AtomicArgs { va: MR_VA + 64, rkey: MR_RKEY, op: AtomicOp::FetchAdd { add: 1 } }),
+        atomic: Some(AtomicArgs {
+            va: MR_VA + 64,
+            rkey: MR_RKEY,
+            op: AtomicOp::FetchAdd { add: 1 },
+        }),
         ..write(11, 0)
     };
     resp_step(&mut resp, &atomic, &mut env);

@@ -19,7 +19,11 @@ struct Datagram<'a> {
 /// Frames of a classic little-endian pcap file with Ethernet link type.
 fn frames(pcap: &[u8]) -> Vec<&[u8]> {
     assert_eq!(&pcap[..4], &[0xd4, 0xc3, 0xb2, 0xa1], "little-endian pcap");
-    assert_eq!(u32::from_le_bytes(pcap[20..24].try_into().unwrap()), 1, "Ethernet");
+    assert_eq!(
+        u32::from_le_bytes(pcap[20..24].try_into().unwrap()),
+        1,
+        "Ethernet"
+    );
     let mut out = Vec::new();
     let mut off = 24;
     while off + 16 <= pcap.len() {
@@ -80,7 +84,11 @@ fn c_driver_packets_parse_verify_and_rebuild_identically() {
         let n = build(&mut rebuilt, &pkt.bth, &pkt.ext, pkt.payload).unwrap();
         rebuilt.truncate(n);
         fill_icrc(ip, &d.udp, &mut rebuilt).unwrap();
-        assert_eq!(rebuilt, d.roce, "frame {i} ({:?}) rebuilt differently", pkt.opcode);
+        assert_eq!(
+            rebuilt, d.roce,
+            "frame {i} ({:?}) rebuilt differently",
+            pkt.opcode
+        );
     }
     assert!(v4 > 0 && v6 > 0, "need IPv4 and IPv6 packets ({v4}/{v6})");
     for want in [
@@ -95,10 +103,14 @@ fn c_driver_packets_parse_verify_and_rebuild_identically() {
         Opcode::RcRdmaReadResponseLast,
         Opcode::RcAtomicAcknowledge,
     ] {
-        assert!(opcodes.contains(&(want as u8)), "capture lacks {want:?}; has {opcodes:?}");
+        assert!(
+            opcodes.contains(&(want as u8)),
+            "capture lacks {want:?}; has {opcodes:?}"
+        );
     }
     assert!(
-        opcodes.contains(&(Opcode::RcFetchAdd as u8)) || opcodes.contains(&(Opcode::RcCompareSwap as u8)),
+        opcodes.contains(&(Opcode::RcFetchAdd as u8))
+            || opcodes.contains(&(Opcode::RcCompareSwap as u8)),
         "capture lacks an atomic request"
     );
 }
@@ -116,7 +128,10 @@ fn a_flipped_bit_anywhere_fails_the_icrc() {
             continue;
         }
         if let Ok(p) = Packet::parse(&bad) {
-            assert!(p.verify_icrc(ip, &d.udp).is_err(), "flip in byte {byte} not detected");
+            assert!(
+                p.verify_icrc(ip, &d.udp).is_err(),
+                "flip in byte {byte} not detected"
+            );
         }
     }
 }

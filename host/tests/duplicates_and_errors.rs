@@ -43,7 +43,14 @@ fn pkt(psn: u32, op: RequestOp, position: Position, len: u32) -> RequestPacket {
 }
 
 fn read(psn: u32, va: u64, len: u32) -> RequestPacket {
-    RequestPacket { reth: Some(RemoteRange { va, rkey: MR_RKEY, len }), ..pkt(psn, RequestOp::Read, Position::Only, 0) }
+    RequestPacket {
+        reth: Some(RemoteRange {
+            va,
+            rkey: MR_RKEY,
+            len,
+        }),
+        ..pkt(psn, RequestOp::Read, Position::Only, 0)
+    }
 }
 
 fn reply_psns(actions: &[ResponderAction]) -> Vec<(u32, Position, u64, u32)> {
@@ -88,7 +95,10 @@ fn duplicate_read_is_answered_again_from_the_requested_psn() {
     let a = resp_step(&mut resp, &read(12, MR_VA + 512, 488), &mut env);
     assert_eq!(
         reply_psns(&a),
-        vec![(12, Position::Middle, MR_VA + 512, 256), (13, Position::Last, MR_VA + 768, 232)]
+        vec![
+            (12, Position::Middle, MR_VA + 512, 256),
+            (13, Position::Last, MR_VA + 768, 232)
+        ]
     );
     // Resumed at the last PSN: a lone LAST.
     let a = resp_step(&mut resp, &read(13, MR_VA + 768, 232), &mut env);
@@ -98,15 +108,32 @@ fn duplicate_read_is_answered_again_from_the_requested_psn() {
     // original va): dropped.
     for bad in [
         read(12, MR_VA + 512, 600),
-        RequestPacket { reth: Some(RemoteRange { va: MR_VA + 512, rkey: 99, len: 488 }), ..read(12, 0, 0) },
+        RequestPacket {
+            reth: Some(RemoteRange {
+                va: MR_VA + 512,
+                rkey: 99,
+                len: 488,
+            }),
+            ..read(12, 0, 0)
+        },
         read(11, MR_VA - 8, 100),
     ] {
         let a = resp_step(&mut resp, &bad, &mut env);
-        assert_eq!(a, vec![ResponderAction::Drop { reason: DropReason::NoResource }]);
+        assert_eq!(
+            a,
+            vec![ResponderAction::Drop {
+                reason: DropReason::NoResource
+            }]
+        );
     }
     // A duplicate READ for a PSN no resource covers: dropped.
     let a = resp_step(&mut resp, &read(5, MR_VA, 8), &mut env);
-    assert_eq!(a, vec![ResponderAction::Drop { reason: DropReason::NoResource }]);
+    assert_eq!(
+        a,
+        vec![ResponderAction::Drop {
+            reason: DropReason::NoResource
+        }]
+    );
     assert_eq!(resp.counters().duplicate_request, 7);
     assert!(!resp.is_error());
 }
@@ -119,8 +146,16 @@ fn oldest_read_resource_is_overwritten() {
         resp_step(&mut resp, &read(i, MR_VA, 8), &mut env);
     }
     // Ring of 4: PSN 0 forgotten, 1..=4 remembered.
-    assert_eq!(resp_step(&mut resp, &read(0, MR_VA, 8), &mut env), vec![ResponderAction::Drop { reason: DropReason::NoResource }]);
-    assert_eq!(reply_psns(&resp_step(&mut resp, &read(1, MR_VA, 8), &mut env)).len(), 1);
+    assert_eq!(
+        resp_step(&mut resp, &read(0, MR_VA, 8), &mut env),
+        vec![ResponderAction::Drop {
+            reason: DropReason::NoResource
+        }]
+    );
+    assert_eq!(
+        reply_psns(&resp_step(&mut resp, &read(1, MR_VA, 8), &mut env)).len(),
+        1
+    );
 }
 
 #[test]
@@ -129,15 +164,33 @@ fn duplicate_atomic_replays_the_saved_value_and_executes_once() {
     let mut env = Env::new(64);
     env.write(MR_VA + 8, &41u64.to_le_bytes());
     let fa = RequestPacket {
-        atomic: Some(AtomicArgs { va: MR_VA + 8, rkey: MR_RKEY, op: AtomicOp::FetchAdd { add: 1 } }),
+        atomic: Some(AtomicArgs {
+            va: MR_VA + 8,
+            rkey: MR_RKEY,
+            op: AtomicOp::FetchAdd { add: 1 },
+        }),
         ..pkt(100, RequestOp::Atomic, Position::Only, 0)
     };
     let a = resp_step(&mut resp, &fa, &mut env);
-    assert_eq!(a, vec![ResponderAction::SendAtomicAck { psn: Psn::new(100), orig: 41, msn: 1 }]);
+    assert_eq!(
+        a,
+        vec![ResponderAction::SendAtomicAck {
+            psn: Psn::new(100),
+            orig: 41,
+            msn: 1
+        }]
+    );
     assert_eq!(env.word(MR_VA + 8), 42);
     for _ in 0..3 {
         let a = resp_step(&mut resp, &fa, &mut env);
-        assert_eq!(a, vec![ResponderAction::SendAtomicAck { psn: Psn::new(100), orig: 41, msn: 1 }]);
+        assert_eq!(
+            a,
+            vec![ResponderAction::SendAtomicAck {
+                psn: Psn::new(100),
+                orig: 41,
+                msn: 1
+            }]
+        );
     }
     assert_eq!(env.atomics_executed, 1);
     assert_eq!(env.word(MR_VA + 8), 42);
@@ -145,7 +198,11 @@ fn duplicate_atomic_replays_the_saved_value_and_executes_once() {
     // Requester side: the ATOMIC_ACKNOWLEDGE completes with the original value.
     let mut req = Requester::<4>::new(RequesterConfig::new(Mtu::MTU_256, Psn::new(100)));
     req.post(
-        SendWqe { id: 9, op: WqeOp::Atomic(fa.atomic.unwrap()), length: 8 },
+        SendWqe {
+            id: 9,
+            op: WqeOp::Atomic(fa.atomic.unwrap()),
+            length: 8,
+        },
         &mut |_| panic!(),
     )
     .unwrap();
@@ -162,7 +219,9 @@ fn duplicate_atomic_replays_the_saved_value_and_executes_once() {
     })));
     // A second copy of the same ACK is stale.
     let acts = req_step(&mut req, RequesterEvent::Response(ack[0].0));
-    assert!(!acts.iter().any(|a| matches!(a, RequesterAction::Complete(_))));
+    assert!(!acts
+        .iter()
+        .any(|a| matches!(a, RequesterAction::Complete(_))));
 }
 
 #[test]
@@ -173,8 +232,30 @@ fn rnr_nak_then_rnr_retry_exhaustion() {
     cfg.rnr_retry = 2;
     cfg.timeout_usecs = 1000;
     let mut req = Requester::<4>::new(cfg);
-    req.post(SendWqe { id: 1, op: WqeOp::Send { imm: None, invalidate_rkey: None }, length: 10 }, &mut |_| panic!()).unwrap();
-    req.post(SendWqe { id: 2, op: WqeOp::Send { imm: None, invalidate_rkey: None }, length: 10 }, &mut |_| panic!()).unwrap();
+    req.post(
+        SendWqe {
+            id: 1,
+            op: WqeOp::Send {
+                imm: None,
+                invalidate_rkey: None,
+            },
+            length: 10,
+        },
+        &mut |_| panic!(),
+    )
+    .unwrap();
+    req.post(
+        SendWqe {
+            id: 2,
+            op: WqeOp::Send {
+                imm: None,
+                invalidate_rkey: None,
+            },
+            length: 10,
+        },
+        &mut |_| panic!(),
+    )
+    .unwrap();
 
     for round in 0..3 {
         let tx = transmits(&req_step(&mut req, RequesterEvent::Transmit { budget: 4 }));
@@ -184,8 +265,16 @@ fn rnr_nak_then_rnr_retry_exhaustion() {
         assert_eq!(
             a,
             vec![
-                ResponderAction::SendAck { psn: Psn::new(0), syndrome: Syndrome::RnrNak { timer: RnrTimer::new(14) }, msn: 0 },
-                ResponderAction::Drop { reason: DropReason::ReceiverNotReady },
+                ResponderAction::SendAck {
+                    psn: Psn::new(0),
+                    syndrome: Syndrome::RnrNak {
+                        timer: RnrTimer::new(14)
+                    },
+                    msn: 0
+                },
+                ResponderAction::Drop {
+                    reason: DropReason::ReceiverNotReady
+                },
             ]
         );
         assert_eq!(resp.expected_psn(), Psn::new(0));
@@ -198,7 +287,9 @@ fn rnr_nak_then_rnr_retry_exhaustion() {
             assert!(req.waiting_for_rnr());
             assert_eq!(req.rnr_retry_left(), 1 - round as u8);
             // Nothing is sent while waiting.
-            assert!(transmits(&req_step(&mut req, RequesterEvent::Transmit { budget: 4 })).is_empty());
+            assert!(
+                transmits(&req_step(&mut req, RequesterEvent::Transmit { budget: 4 })).is_empty()
+            );
             req_step(&mut req, RequesterEvent::RnrTimerExpired);
         } else {
             let comps: Vec<_> = acts
@@ -210,7 +301,10 @@ fn rnr_nak_then_rnr_retry_exhaustion() {
                 .collect();
             assert_eq!(
                 comps,
-                vec![(1, CompletionStatus::RnrRetryExceededError), (2, CompletionStatus::FlushError)]
+                vec![
+                    (1, CompletionStatus::RnrRetryExceededError),
+                    (2, CompletionStatus::FlushError)
+                ]
             );
             assert!(req.is_error());
             assert_eq!(req.counters().retry_rnr_exceeded_err, 1);
@@ -225,7 +319,18 @@ fn rnr_then_receive_posted_delivers() {
     let mut resp = responder(0);
     let mut env = Env::new(64);
     let mut req = Requester::<4>::new(RequesterConfig::new(Mtu::MTU_256, Psn::new(0)));
-    req.post(SendWqe { id: 1, op: WqeOp::Send { imm: Some(5), invalidate_rkey: None }, length: 300 }, &mut |_| panic!()).unwrap();
+    req.post(
+        SendWqe {
+            id: 1,
+            op: WqeOp::Send {
+                imm: Some(5),
+                invalidate_rkey: None,
+            },
+            length: 300,
+        },
+        &mut |_| panic!(),
+    )
+    .unwrap();
     let tx = transmits(&req_step(&mut req, RequesterEvent::Transmit { budget: 4 }));
     let a = resp_step(&mut resp, &tx[0].header, &mut env);
     req_step(&mut req, RequesterEvent::Response(responses(&a, &env)[0].0));
@@ -238,18 +343,42 @@ fn rnr_then_receive_posted_delivers() {
         acts.extend(resp_step(&mut resp, &p.header, &mut env));
     }
     assert!(acts.contains(&ResponderAction::ConsumeReceiveWqe));
-    assert!(acts.iter().any(|a| matches!(a, ResponderAction::CompleteReceive { len: 300, imm: Some(5), status: CompletionStatus::Success, .. })));
+    assert!(acts.iter().any(|a| matches!(
+        a,
+        ResponderAction::CompleteReceive {
+            len: 300,
+            imm: Some(5),
+            status: CompletionStatus::Success,
+            ..
+        }
+    )));
     let ack = responses(&acts, &env);
     let acts = req_step(&mut req, RequesterEvent::Response(ack[0].0));
-    assert!(acts.iter().any(|a| matches!(a, RequesterAction::Complete(Completion { wqe_id: 1, status: CompletionStatus::Success, .. }))));
+    assert!(acts.iter().any(|a| matches!(
+        a,
+        RequesterAction::Complete(Completion {
+            wqe_id: 1,
+            status: CompletionStatus::Success,
+            ..
+        })
+    )));
 }
 
 fn expect_invalid_request(actions: &[ResponderAction], psn: u32) {
     assert_eq!(
         actions[0],
-        ResponderAction::SendAck { psn: Psn::new(psn), syndrome: Syndrome::Nak(NakCode::InvalidRequest), msn: actions_msn(actions) }
+        ResponderAction::SendAck {
+            psn: Psn::new(psn),
+            syndrome: Syndrome::Nak(NakCode::InvalidRequest),
+            msn: actions_msn(actions)
+        }
     );
-    assert!(matches!(actions.last(), Some(ResponderAction::EnterError { status: CompletionStatus::RemoteInvalidRequestError })));
+    assert!(matches!(
+        actions.last(),
+        Some(ResponderAction::EnterError {
+            status: CompletionStatus::RemoteInvalidRequestError
+        })
+    ));
 }
 
 fn actions_msn(actions: &[ResponderAction]) -> u32 {
@@ -270,7 +399,12 @@ fn middle_without_first_is_an_invalid_request() {
             assert!(resp.is_error());
             // In ERROR, everything is dropped.
             let a = resp_step(&mut resp, &pkt(1, op, Position::Only, 1), &mut env);
-            assert_eq!(a, vec![ResponderAction::Drop { reason: DropReason::QpError }]);
+            assert_eq!(
+                a,
+                vec![ResponderAction::Drop {
+                    reason: DropReason::QpError
+                }]
+            );
         }
     }
 }
@@ -280,11 +414,19 @@ fn send_middle_inside_a_write_is_an_invalid_request() {
     let mut resp = responder(0);
     let mut env = Env::new(4096);
     let first = RequestPacket {
-        reth: Some(RemoteRange { va: MR_VA, rkey: MR_RKEY, len: 1024 }),
+        reth: Some(RemoteRange {
+            va: MR_VA,
+            rkey: MR_RKEY,
+            len: 1024,
+        }),
         ..pkt(0, RequestOp::Write, Position::First, 256)
     };
     resp_step(&mut resp, &first, &mut env);
-    let a = resp_step(&mut resp, &pkt(1, RequestOp::Send, Position::Middle, 256), &mut env);
+    let a = resp_step(
+        &mut resp,
+        &pkt(1, RequestOp::Send, Position::Middle, 256),
+        &mut env,
+    );
     expect_invalid_request(&a, 1);
 }
 
@@ -293,8 +435,16 @@ fn send_with_missing_last_completes_the_receive_in_error() {
     let mut resp = responder(0);
     let mut env = Env::new(64);
     env.rq.push_back(4096);
-    resp_step(&mut resp, &pkt(0, RequestOp::Send, Position::First, 256), &mut env);
-    let a = resp_step(&mut resp, &pkt(1, RequestOp::Send, Position::Only, 10), &mut env);
+    resp_step(
+        &mut resp,
+        &pkt(0, RequestOp::Send, Position::First, 256),
+        &mut env,
+    );
+    let a = resp_step(
+        &mut resp,
+        &pkt(1, RequestOp::Send, Position::Only, 10),
+        &mut env,
+    );
     expect_invalid_request(&a, 1);
     assert!(a.contains(&ResponderAction::CompleteReceive {
         len: 256,
@@ -325,14 +475,26 @@ fn length_rules() {
     let mut resp = responder(0);
     let mut env = Env::new(64);
     env.rq.push_back(4096);
-    resp_step(&mut resp, &pkt(0, RequestOp::Send, Position::First, 256), &mut env);
-    let a = resp_step(&mut resp, &pkt(1, RequestOp::Send, Position::Last, 0), &mut env);
+    resp_step(
+        &mut resp,
+        &pkt(0, RequestOp::Send, Position::First, 256),
+        &mut env,
+    );
+    let a = resp_step(
+        &mut resp,
+        &pkt(1, RequestOp::Send, Position::Last, 0),
+        &mut env,
+    );
     expect_invalid_request(&a, 1);
     // WRITE: total must match the RETH length.
     let mut resp = responder(0);
     let mut env = Env::new(4096);
     let w = RequestPacket {
-        reth: Some(RemoteRange { va: MR_VA, rkey: MR_RKEY, len: 300 }),
+        reth: Some(RemoteRange {
+            va: MR_VA,
+            rkey: MR_RKEY,
+            len: 300,
+        }),
         ..pkt(0, RequestOp::Write, Position::Only, 256)
     };
     let a = resp_step(&mut resp, &w, &mut env);
@@ -344,43 +506,122 @@ fn rkey_violation_is_a_remote_access_error() {
     let mut resp = responder(0);
     let mut env = Env::new(64);
     let w = RequestPacket {
-        reth: Some(RemoteRange { va: MR_VA + 60, rkey: MR_RKEY, len: 8 }),
+        reth: Some(RemoteRange {
+            va: MR_VA + 60,
+            rkey: MR_RKEY,
+            len: 8,
+        }),
         ..pkt(0, RequestOp::Write, Position::Only, 8)
     };
     let a = resp_step(&mut resp, &w, &mut env);
     assert_eq!(
         a.first(),
-        Some(&ResponderAction::SendAck { psn: Psn::new(0), syndrome: Syndrome::Nak(NakCode::RemoteAccessError), msn: 0 })
+        Some(&ResponderAction::SendAck {
+            psn: Psn::new(0),
+            syndrome: Syndrome::Nak(NakCode::RemoteAccessError),
+            msn: 0
+        })
     );
-    assert_eq!(a.last(), Some(&ResponderAction::EnterError { status: CompletionStatus::RemoteAccessError }));
+    assert_eq!(
+        a.last(),
+        Some(&ResponderAction::EnterError {
+            status: CompletionStatus::RemoteAccessError
+        })
+    );
     // The requester completes its WQE with REM_ACCESS_ERR and flushes.
     let mut req = Requester::<4>::new(RequesterConfig::new(Mtu::MTU_256, Psn::new(0)));
-    req.post(SendWqe { id: 3, op: WqeOp::Write { va: MR_VA + 60, rkey: MR_RKEY, imm: None }, length: 8 }, &mut |_| panic!()).unwrap();
+    req.post(
+        SendWqe {
+            id: 3,
+            op: WqeOp::Write {
+                va: MR_VA + 60,
+                rkey: MR_RKEY,
+                imm: None,
+            },
+            length: 8,
+        },
+        &mut |_| panic!(),
+    )
+    .unwrap();
     req_step(&mut req, RequesterEvent::Transmit { budget: 4 });
     let acts = req_step(&mut req, RequesterEvent::Response(responses(&a, &env)[0].0));
-    assert!(acts.iter().any(|a| matches!(a, RequesterAction::Complete(Completion { wqe_id: 3, status: CompletionStatus::RemoteAccessError, .. }))));
+    assert!(acts.iter().any(|a| matches!(
+        a,
+        RequesterAction::Complete(Completion {
+            wqe_id: 3,
+            status: CompletionStatus::RemoteAccessError,
+            ..
+        })
+    )));
     assert!(req.is_error());
 }
 
 #[test]
 fn implicit_nak_when_an_ack_passes_an_outstanding_read() {
     let mut req = Requester::<4>::new(RequesterConfig::new(Mtu::MTU_256, Psn::new(0)));
-    req.post(SendWqe { id: 1, op: WqeOp::Read { va: MR_VA, rkey: MR_RKEY }, length: 600 }, &mut |_| panic!()).unwrap();
-    req.post(SendWqe { id: 2, op: WqeOp::Write { va: MR_VA, rkey: MR_RKEY, imm: None }, length: 4 }, &mut |_| panic!()).unwrap();
+    req.post(
+        SendWqe {
+            id: 1,
+            op: WqeOp::Read {
+                va: MR_VA,
+                rkey: MR_RKEY,
+            },
+            length: 600,
+        },
+        &mut |_| panic!(),
+    )
+    .unwrap();
+    req.post(
+        SendWqe {
+            id: 2,
+            op: WqeOp::Write {
+                va: MR_VA,
+                rkey: MR_RKEY,
+                imm: None,
+            },
+            length: 4,
+        },
+        &mut |_| panic!(),
+    )
+    .unwrap();
     let tx = transmits(&req_step(&mut req, RequesterEvent::Transmit { budget: 4 }));
     // READ reserves PSNs 0..=2 for its three responses; the WRITE is PSN 3.
-    assert_eq!(tx.iter().map(|p| p.header.psn.get()).collect::<Vec<_>>(), vec![0, 3]);
+    assert_eq!(
+        tx.iter().map(|p| p.header.psn.get()).collect::<Vec<_>>(),
+        vec![0, 3]
+    );
     // The READ's FIRST response arrives, the rest is lost, then the WRITE's ACK.
-    let first = ResponsePacket { psn: Psn::new(0), op: ResponseOp::ReadResponse(Position::First), syndrome: Some(Syndrome::ACK), payload_len: 256 };
+    let first = ResponsePacket {
+        psn: Psn::new(0),
+        op: ResponseOp::ReadResponse(Position::First),
+        syndrome: Some(Syndrome::ACK),
+        payload_len: 256,
+    };
     let acts = req_step(&mut req, RequesterEvent::Response(first));
-    assert!(acts.contains(&RequesterAction::PlaceReadData { wqe_id: 1, offset: 0, len: 256 }));
-    let ack = ResponsePacket { psn: Psn::new(3), op: ResponseOp::Acknowledge, syndrome: Some(Syndrome::ACK), payload_len: 0 };
+    assert!(acts.contains(&RequesterAction::PlaceReadData {
+        wqe_id: 1,
+        offset: 0,
+        len: 256
+    }));
+    let ack = ResponsePacket {
+        psn: Psn::new(3),
+        op: ResponseOp::Acknowledge,
+        syndrome: Some(Syndrome::ACK),
+        payload_len: 0,
+    };
     req_step(&mut req, RequesterEvent::Response(ack));
     assert_eq!(req.counters().completer_retry_err, 1);
     // Go back: the READ resumes as a subset request at PSN 1.
     let tx = transmits(&req_step(&mut req, RequesterEvent::Transmit { budget: 4 }));
     assert_eq!(tx[0].header.psn, Psn::new(1));
-    assert_eq!(tx[0].header.reth, Some(RemoteRange { va: MR_VA + 256, rkey: MR_RKEY, len: 344 }));
+    assert_eq!(
+        tx[0].header.reth,
+        Some(RemoteRange {
+            va: MR_VA + 256,
+            rkey: MR_RKEY,
+            len: 344
+        })
+    );
     assert_eq!(tx[1].header.psn, Psn::new(3));
 }
 
@@ -404,8 +645,12 @@ fn duplicate_read_whose_rkey_no_longer_validates_is_naked() {
                 syndrome: Syndrome::Nak(NakCode::RemoteAccessError),
                 msn: 1
             },
-            ResponderAction::Drop { reason: DropReason::Invalid },
-            ResponderAction::EnterError { status: CompletionStatus::RemoteAccessError },
+            ResponderAction::Drop {
+                reason: DropReason::Invalid
+            },
+            ResponderAction::EnterError {
+                status: CompletionStatus::RemoteAccessError
+            },
         ]
     );
     assert!(resp.is_error());
@@ -418,7 +663,14 @@ fn zero_length_read_checks_no_rkey() {
     let mut resp = responder(10);
     let mut env = Env::new(4096);
     env.deny_all = true;
-    let zero = |psn| RequestPacket { reth: Some(RemoteRange { va: 0, rkey: 0xdead_beef, len: 0 }), ..read(psn, 0, 0) };
+    let zero = |psn| RequestPacket {
+        reth: Some(RemoteRange {
+            va: 0,
+            rkey: 0xdead_beef,
+            len: 0,
+        }),
+        ..read(psn, 0, 0)
+    };
     for _ in 0..2 {
         let a = resp_step(&mut resp, &zero(10), &mut env);
         assert_eq!(reply_psns(&a), vec![(10, Position::Only, 0, 0)]);
@@ -436,9 +688,23 @@ fn only_a_sequence_nak_that_moves_the_completer_counts_as_rcvd_seq_err() {
     rcfg.timeout_usecs = 1000;
     let mut req = Requester::<8>::new(rcfg);
     let mut ignore = |_a: RequesterAction| {};
-    req.post(SendWqe { id: 1, op: WqeOp::Write { va: MR_VA, rkey: MR_RKEY, imm: None }, length: 1024 }, &mut ignore)
-        .unwrap();
-    let tx = transmits(&req_step(&mut req, RequesterEvent::Transmit { budget: 100 }));
+    req.post(
+        SendWqe {
+            id: 1,
+            op: WqeOp::Write {
+                va: MR_VA,
+                rkey: MR_RKEY,
+                imm: None,
+            },
+            length: 1024,
+        },
+        &mut ignore,
+    )
+    .unwrap();
+    let tx = transmits(&req_step(
+        &mut req,
+        RequesterEvent::Transmit { budget: 100 },
+    ));
     assert_eq!(tx.len(), 4);
     let nak = |psn| {
         RequesterEvent::Response(ResponsePacket {

@@ -6,22 +6,37 @@ use rxe_proto::proto::opcode::Opcode;
 use rxe_proto::proto::psn::Psn;
 
 fn pkt(direction: Direction, qpn: u32, class: PacketClass, psn: u32) -> FaultPacket {
-    FaultPacket { direction, dest_qpn: qpn, class, psn: Psn::new(psn) }
+    FaultPacket {
+        direction,
+        dest_qpn: qpn,
+        class,
+        psn: Psn::new(psn),
+    }
 }
 
 #[test]
 fn classes_follow_the_opcode() {
     assert_eq!(PacketClass::of(Opcode::RcSendOnly), PacketClass::Request);
-    assert_eq!(PacketClass::of(Opcode::RcRdmaWriteMiddle), PacketClass::Request);
+    assert_eq!(
+        PacketClass::of(Opcode::RcRdmaWriteMiddle),
+        PacketClass::Request
+    );
     assert_eq!(PacketClass::of(Opcode::RcAcknowledge), PacketClass::Ack);
-    assert_eq!(PacketClass::of(Opcode::RcAtomicAcknowledge), PacketClass::AtomicAck);
-    assert_eq!(PacketClass::of(Opcode::RcRdmaReadResponseMiddle), PacketClass::ReadResponse);
+    assert_eq!(
+        PacketClass::of(Opcode::RcAtomicAcknowledge),
+        PacketClass::AtomicAck
+    );
+    assert_eq!(
+        PacketClass::of(Opcode::RcRdmaReadResponseMiddle),
+        PacketClass::ReadResponse
+    );
 }
 
 #[test]
 fn the_seeds_lost_packet_rule() {
     // Walkthrough (a): the second packet of a WRITE, PSN 1001, lost once.
-    let mut rules = FaultRules::parse(b"drop dir=tx qpn=17 class=request psn=1001 count=1\n").unwrap();
+    let mut rules =
+        FaultRules::parse(b"drop dir=tx qpn=17 class=request psn=1001 count=1\n").unwrap();
     let write = |psn| pkt(Direction::Tx, 17, PacketClass::Request, psn);
     assert_eq!(rules.decide(&write(1000)), None);
     assert_eq!(rules.decide(&write(1001)), Some(FaultAction::Drop));
@@ -29,16 +44,27 @@ fn the_seeds_lost_packet_rule() {
     // The retransmission of 1001 passes: count=1.
     assert_eq!(rules.decide(&write(1001)), None);
     // Other QP, direction or class: not matched.
-    assert_eq!(rules.decide(&pkt(Direction::Rx, 17, PacketClass::Request, 1001)), None);
-    assert_eq!(rules.decide(&pkt(Direction::Tx, 18, PacketClass::Request, 1001)), None);
-    assert_eq!(rules.decide(&pkt(Direction::Tx, 17, PacketClass::Ack, 1001)), None);
+    assert_eq!(
+        rules.decide(&pkt(Direction::Rx, 17, PacketClass::Request, 1001)),
+        None
+    );
+    assert_eq!(
+        rules.decide(&pkt(Direction::Tx, 18, PacketClass::Request, 1001)),
+        None
+    );
+    assert_eq!(
+        rules.decide(&pkt(Direction::Tx, 17, PacketClass::Ack, 1001)),
+        None
+    );
     let r = rules.rules().next().unwrap();
     assert_eq!((r.matched(), r.acted()), (2, 1));
 }
 
 #[test]
 fn nth_picks_one_packet_and_the_first_picking_rule_decides() {
-    let mut rules = FaultRules::parse(b"# the first ACK\ndrop dir=rx class=ack nth=1\ndup class=ack\n").unwrap();
+    let mut rules =
+        FaultRules::parse(b"# the first ACK\ndrop dir=rx class=ack nth=1\ndup class=ack\n")
+            .unwrap();
     let ack = pkt(Direction::Rx, 5, PacketClass::Ack, 9);
     assert_eq!(rules.decide(&ack), Some(FaultAction::Drop));
     assert_eq!(rules.decide(&ack), Some(FaultAction::Duplicate));
@@ -56,7 +82,11 @@ fn probability_is_seeded_and_near_its_rate() {
     let run = |text: &[u8]| {
         let mut rules = FaultRules::parse(text).unwrap();
         (0..100_000u32)
-            .map(|i| rules.decide(&pkt(Direction::Tx, 1, PacketClass::Request, i & 0xff_ffff)).is_some())
+            .map(|i| {
+                rules
+                    .decide(&pkt(Direction::Tx, 1, PacketClass::Request, i & 0xff_ffff))
+                    .is_some()
+            })
             .collect::<Vec<_>>()
     };
     let a = run(b"drop prob=0.01 seed=7");
@@ -67,7 +97,13 @@ fn probability_is_seeded_and_near_its_rate() {
     assert_eq!(run(b"drop prob=0").iter().filter(|&&x| x).count(), 0);
     assert_eq!(run(b"drop prob=1").iter().filter(|&&x| x).count(), 100_000);
     // count= bounds a probabilistic rule too.
-    assert_eq!(run(b"drop prob=0.5 count=10").iter().filter(|&&x| x).count(), 10);
+    assert_eq!(
+        run(b"drop prob=0.5 count=10")
+            .iter()
+            .filter(|&&x| x)
+            .count(),
+        10
+    );
 }
 
 #[test]
@@ -91,32 +127,70 @@ fn an_empty_set_clears() {
 #[test]
 fn invalid_rules_are_refused_with_a_reason_and_a_line() {
     for (text, line, why) in [
-        (&b"explode"[..], 1, "the action must be drop, dup or delay=N"),
+        (
+            &b"explode"[..],
+            1,
+            "the action must be drop, dup or delay=N",
+        ),
         (b"drop\ndrop dir=up", 2, "dir must be tx or rx"),
         (b"drop qpn=0x1000000", 1, "qpn is 24 bits"),
         (b"drop psn=16777216", 1, "psn is 24 bits"),
-        (b"drop class=nak", 1, "class must be request, ack, read_resp or atomic_ack"),
+        (
+            b"drop class=nak",
+            1,
+            "class must be request, ack, read_resp or atomic_ack",
+        ),
         (b"drop nth=0", 1, "nth counts from 1"),
         (b"drop nth=2 prob=0.1", 1, "nth and prob exclude each other"),
         (b"drop seed=3", 1, "seed needs prob"),
-        (b"drop prob=1.5", 1, "prob must be a decimal fraction from 0 to 1 (at most six digits)"),
-        (b"drop prob=0.0000001", 1, "prob must be a decimal fraction from 0 to 1 (at most six digits)"),
-        (b"drop prob=-1", 1, "prob must be a decimal fraction from 0 to 1 (at most six digits)"),
+        (
+            b"drop prob=1.5",
+            1,
+            "prob must be a decimal fraction from 0 to 1 (at most six digits)",
+        ),
+        (
+            b"drop prob=0.0000001",
+            1,
+            "prob must be a decimal fraction from 0 to 1 (at most six digits)",
+        ),
+        (
+            b"drop prob=-1",
+            1,
+            "prob must be a decimal fraction from 0 to 1 (at most six digits)",
+        ),
         (b"delay=0", 1, "delay must be 1 to 64 packets"),
         (b"delay=65", 1, "delay must be 1 to 64 packets"),
         (b"delay=2", 1, "delay needs dir=rx"),
         (b"delay=2 dir=tx", 1, "delay needs dir=rx"),
         (b"drop qpn=x", 1, "a value is not a number"),
-        (b"drop colour=red", 1, "unknown field (dir, qpn, class, psn, nth, prob, seed, count)"),
+        (
+            b"drop colour=red",
+            1,
+            "unknown field (dir, qpn, class, psn, nth, prob, seed, count)",
+        ),
         (b"drop dir", 1, "fields are key=value"),
         (b"\xff", 1, "not UTF-8 text"),
     ] {
         let e = FaultRules::parse(text).unwrap_err();
-        assert_eq!((e.line, e.reason), (line, why), "{}", String::from_utf8_lossy(text));
+        assert_eq!(
+            (e.line, e.reason),
+            (line, why),
+            "{}",
+            String::from_utf8_lossy(text)
+        );
     }
     let many = "drop\n".repeat(MAX_FAULT_RULES + 1);
-    assert_eq!(FaultRules::parse(many.as_bytes()).unwrap_err().line, MAX_FAULT_RULES + 1);
-    assert_eq!(FaultRules::parse("drop\n".repeat(MAX_FAULT_RULES).as_bytes()).unwrap().rules().count(), MAX_FAULT_RULES);
+    assert_eq!(
+        FaultRules::parse(many.as_bytes()).unwrap_err().line,
+        MAX_FAULT_RULES + 1
+    );
+    assert_eq!(
+        FaultRules::parse("drop\n".repeat(MAX_FAULT_RULES).as_bytes())
+            .unwrap()
+            .rules()
+            .count(),
+        MAX_FAULT_RULES
+    );
 }
 
 #[test]
@@ -144,14 +218,19 @@ fn the_delay_line_reorders() {
 #[test]
 fn packets_are_seen_through_their_bth() {
     // RC RDMA WRITE MIDDLE to QP 0x000123, PSN 0xabcdef (AckReq set).
-    let bth = [0x07, 0, 0xff, 0xff, 0, 0x00, 0x01, 0x23, 0x80, 0xab, 0xcd, 0xef, 0xaa];
+    let bth = [
+        0x07, 0, 0xff, 0xff, 0, 0x00, 0x01, 0x23, 0x80, 0xab, 0xcd, 0xef, 0xaa,
+    ];
     assert_eq!(
         FaultPacket::from_bth(Direction::Rx, &bth),
         Some(pkt(Direction::Rx, 0x123, PacketClass::Request, 0xabcdef))
     );
     let mut ack = bth;
     ack[0] = 0x11;
-    assert_eq!(FaultPacket::from_bth(Direction::Tx, &ack).unwrap().class, PacketClass::Ack);
+    assert_eq!(
+        FaultPacket::from_bth(Direction::Tx, &ack).unwrap().class,
+        PacketClass::Ack
+    );
     assert_eq!(FaultPacket::from_bth(Direction::Tx, &bth[..11]), None);
     let mut unknown = bth;
     unknown[0] = 0x1f;

@@ -6,13 +6,13 @@
 //! this file well under 10 s in a debug build).
 mod strategies;
 
-use strategies::arb_packet;
 use proptest::prelude::*;
 use rxe_proto::proto::aeth::{Aeth, Syndrome};
 use rxe_proto::proto::error::ParseError;
 use rxe_proto::proto::icrc::IpHeader;
 use rxe_proto::proto::opcode::Opcode;
 use rxe_proto::proto::packet::{packet_len, Packet};
+use strategies::arb_packet;
 
 fn cases() -> u32 {
     std::env::var("RXE_FUZZ_CASES")

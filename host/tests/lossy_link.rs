@@ -16,7 +16,10 @@ const LOSS_RATES: [f64; 6] = [0.0, 0.01, 0.05, 0.10, 0.20, 0.30];
 const MTUS: [u32; 5] = [256, 512, 1024, 2048, 4096];
 
 fn seeds() -> u64 {
-    std::env::var("RXE_SIM_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(40)
+    std::env::var("RXE_SIM_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(40)
 }
 
 fn config(seed: u64, loss: f64, rq_starve: bool) -> SimConfig {
@@ -63,7 +66,10 @@ fn every_message_exactly_once_at_every_loss_rate() {
             total.sim_ns as f64 / 1000.0 / total.messages as f64
         );
         if loss == 0.0 {
-            assert_eq!(total.sent_pkts, total.needed_pkts, "no loss, no retransmission");
+            assert_eq!(
+                total.sent_pkts, total.needed_pkts,
+                "no loss, no retransmission"
+            );
             assert_eq!(total.retries, 0);
         }
     }
@@ -81,10 +87,15 @@ fn finite_retries_end_in_error_only_by_exhaustion() {
             errors += 1;
         }
     }
-    eprintln!("finite retries at 30% loss: {errors} of {} runs ended in ERROR", seeds() * 2);
-    assert!(errors > 0, "30% loss with retry_cnt <= 2 should exhaust retries sometimes");
+    eprintln!(
+        "finite retries at 30% loss: {errors} of {} runs ended in ERROR",
+        seeds() * 2
+    );
+    assert!(
+        errors > 0,
+        "30% loss with retry_cnt <= 2 should exhaust retries sometimes"
+    );
 }
-
 
 #[test]
 fn receiver_not_ready_under_loss() {
@@ -104,4 +115,3 @@ fn receiver_not_ready_under_loss() {
         }
     }
 }
-

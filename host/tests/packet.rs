@@ -2,7 +2,6 @@
 //! error, ICRC fill/verify, a fixed vector.
 mod strategies;
 
-use strategies::*;
 use proptest::prelude::*;
 use rxe_proto::proto::aeth::Aeth;
 use rxe_proto::proto::error::{BuildError, ParseError};
@@ -13,6 +12,7 @@ use rxe_proto::proto::packet::{
     build, fill_icrc, packet_len, pad_len, write_headers, ExtHeaders, Packet,
 };
 use rxe_proto::proto::psn::Psn;
+use strategies::*;
 
 fn bth(op: Opcode) -> Bth {
     Bth {

@@ -1,7 +1,7 @@
 //! PSN arithmetic and the IBTA comparison, including wrap-around.
+use core::cmp::Ordering;
 use proptest::prelude::*;
 use rxe_proto::proto::psn::{Psn, PSN_MASK};
-use core::cmp::Ordering;
 
 #[test]
 fn wraps_at_24_bits() {

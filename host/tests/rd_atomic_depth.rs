@@ -15,7 +15,10 @@ use rxe_proto::proto::transport::{CompletionStatus, Mtu};
 
 /// `outstanding` single-packet READs of 8 bytes, the response to the first
 /// lost once; returns each WQE's completion status and the data read.
-fn reads_with_first_response_lost(outstanding: u32, max_dest_rd_atomic: u32) -> Vec<(u64, CompletionStatus, Vec<u8>)> {
+fn reads_with_first_response_lost(
+    outstanding: u32,
+    max_dest_rd_atomic: u32,
+) -> Vec<(u64, CompletionStatus, Vec<u8>)> {
     let mtu = Mtu::MTU_1024;
     let mut rcfg = RequesterConfig::new(mtu, Psn::new(500));
     rcfg.max_rd_atomic = outstanding;
@@ -35,7 +38,14 @@ fn reads_with_first_response_lost(outstanding: u32, max_dest_rd_atomic: u32) -> 
     }
     let mut ignore = |_a: RequesterAction| {};
     for id in 0..u64::from(outstanding) {
-        let wqe = SendWqe { id, op: WqeOp::Read { va: MR_VA + 8 * id, rkey: MR_RKEY }, length: 8 };
+        let wqe = SendWqe {
+            id,
+            op: WqeOp::Read {
+                va: MR_VA + 8 * id,
+                rkey: MR_RKEY,
+            },
+            length: 8,
+        };
         req.post(wqe, &mut ignore).unwrap();
     }
     let mut local = vec![vec![0u8; 8]; outstanding as usize];
@@ -57,19 +67,30 @@ fn reads_with_first_response_lost(outstanding: u32, max_dest_rd_atomic: u32) -> 
                                 continue;
                             }
                             for a in req_step(&mut req, RequesterEvent::Response(r)) {
-                                if let RequesterAction::PlaceReadData { wqe_id, offset, len } = a {
+                                if let RequesterAction::PlaceReadData {
+                                    wqe_id,
+                                    offset,
+                                    len,
+                                } = a
+                                {
                                     let dst = &mut local[wqe_id as usize];
-                                    dst[offset as usize..(offset + len) as usize].copy_from_slice(&data[..len as usize]);
+                                    dst[offset as usize..(offset + len) as usize]
+                                        .copy_from_slice(&data[..len as usize]);
                                 }
                                 next.push(a);
                             }
                         }
                     }
-                    RequesterAction::Complete(c) => done.push((c.wqe_id, c.status, local[c.wqe_id as usize].clone())),
+                    RequesterAction::Complete(c) => {
+                        done.push((c.wqe_id, c.status, local[c.wqe_id as usize].clone()))
+                    }
                     _ => {}
                 }
             }
-            next.extend(req_step(&mut req, RequesterEvent::Transmit { budget: 1000 }));
+            next.extend(req_step(
+                &mut req,
+                RequesterEvent::Transmit { budget: 1000 },
+            ));
             pending = next;
         }
         if done.len() == outstanding as usize {
@@ -86,10 +107,18 @@ fn reads_with_first_response_lost(outstanding: u32, max_dest_rd_atomic: u32) -> 
 fn as_many_reads_as_advertised_survive_one_lost_response() {
     for outstanding in [16, 64, MAX_RESPONDER_RESOURCES as u32] {
         let done = reads_with_first_response_lost(outstanding, outstanding);
-        assert_eq!(done.len(), outstanding as usize, "{outstanding} READs: not all completed");
+        assert_eq!(
+            done.len(),
+            outstanding as usize,
+            "{outstanding} READs: not all completed"
+        );
         for (i, (id, status, data)) in done.iter().enumerate() {
             assert_eq!(*id, i as u64);
-            assert_eq!(*status, CompletionStatus::Success, "{outstanding} READs: WQE {id}");
+            assert_eq!(
+                *status,
+                CompletionStatus::Success,
+                "{outstanding} READs: WQE {id}"
+            );
             let want: Vec<u8> = (0..8).map(|k| ((8 * i + k) * 13 + 1) as u8).collect();
             assert_eq!(data, &want, "{outstanding} READs: WQE {id} data");
         }

@@ -9,12 +9,26 @@ use rxe_proto::proto::responder::resources::ReadReply;
 use rxe_proto::proto::transport::{Mtu, RemoteRange};
 
 fn ack(psn: u32) -> Reply {
-    Reply::One(OnePacket::Ack { psn: Psn::new(psn), syndrome: Syndrome::ACK, msn: psn })
+    Reply::One(OnePacket::Ack {
+        psn: Psn::new(psn),
+        syndrome: Syndrome::ACK,
+        msn: psn,
+    })
 }
 
 fn read(psn: u32, len: u32) -> Reply {
-    let range = RemoteRange { va: 0x1000, rkey: 7, len };
-    Reply::Read(ReadReply::new(Psn::new(psn), range, Mtu::MTU_1024, false, 1))
+    let range = RemoteRange {
+        va: 0x1000,
+        rkey: 7,
+        len,
+    };
+    Reply::Read(ReadReply::new(
+        Psn::new(psn),
+        range,
+        Mtu::MTU_1024,
+        false,
+        1,
+    ))
 }
 
 fn psn_of(p: &ReplyPacket) -> u32 {
@@ -34,8 +48,13 @@ fn read_reply_is_sent_packet_by_packet_then_what_queued_behind_it() {
     assert!(q.push(read(10, 3000)));
     assert!(q.push(ack(13)));
     let first = q.next_packet().unwrap();
-    let ReplyPacket::ReadResponse(p) = first else { panic!("{first:?}") };
-    assert_eq!((p.psn, p.position, p.range.len), (Psn::new(10), Position::First, 1024));
+    let ReplyPacket::ReadResponse(p) = first else {
+        panic!("{first:?}")
+    };
+    assert_eq!(
+        (p.psn, p.position, p.range.len),
+        (Psn::new(10), Position::First, 1024)
+    );
     assert_eq!(q.len(), 2, "the READ stays queued until its last packet");
     let rest = drain(&mut q);
     let shape: Vec<_> = rest
@@ -45,7 +64,14 @@ fn read_reply_is_sent_packet_by_packet_then_what_queued_behind_it() {
             ReplyPacket::One(one) => (one.psn().get(), None),
         })
         .collect();
-    assert_eq!(shape, vec![(11, Some(Position::Middle)), (12, Some(Position::Last)), (13, None)]);
+    assert_eq!(
+        shape,
+        vec![
+            (11, Some(Position::Middle)),
+            (12, Some(Position::Last)),
+            (13, None)
+        ]
+    );
     assert!(q.is_empty());
 }
 
@@ -66,10 +92,7 @@ fn plain_acks_coalesce_but_naks_and_reads_keep_their_place() {
     assert!(q.push(read(6, 10)));
     assert!(q.push(ack(7)));
     assert_eq!(q.len(), 5);
-    let psns: Vec<u32> = drain(&mut q)
-        .iter()
-        .map(psn_of)
-        .collect();
+    let psns: Vec<u32> = drain(&mut q).iter().map(psn_of).collect();
     assert_eq!(psns, vec![3, 4, 5, 6, 7]);
 }
 
@@ -77,13 +100,26 @@ fn plain_acks_coalesce_but_naks_and_reads_keep_their_place() {
 fn full_queue_refuses_and_keeps_order_across_wrap() {
     let mut q = ReplyQueue::<2>::new();
     assert!(q.push(read(1, 1)));
-    assert!(q.push(Reply::One(OnePacket::AtomicAck { psn: Psn::new(2), orig: 9, msn: 2 })));
+    assert!(q.push(Reply::One(OnePacket::AtomicAck {
+        psn: Psn::new(2),
+        orig: 9,
+        msn: 2
+    })));
     assert!(!q.push(read(3, 1)), "full");
     assert!(!q.push(ack(3)), "an ACK cannot coalesce into an atomic ACK");
-    assert!(matches!(q.next_packet(), Some(ReplyPacket::ReadResponse(_))));
+    assert!(matches!(
+        q.next_packet(),
+        Some(ReplyPacket::ReadResponse(_))
+    ));
     assert!(q.push(ack(3)));
-    assert!(matches!(q.next_packet(), Some(ReplyPacket::One(OnePacket::AtomicAck { orig: 9, .. }))));
-    assert!(matches!(q.next_packet(), Some(ReplyPacket::One(OnePacket::Ack { .. }))));
+    assert!(matches!(
+        q.next_packet(),
+        Some(ReplyPacket::One(OnePacket::AtomicAck { orig: 9, .. }))
+    ));
+    assert!(matches!(
+        q.next_packet(),
+        Some(ReplyPacket::One(OnePacket::Ack { .. }))
+    ));
     assert_eq!(q.next_packet(), None);
 }
 
@@ -94,7 +130,10 @@ fn pop_front_abandons_the_rest_of_a_read() {
     assert!(q.push(ack(7)));
     assert!(q.next_packet().is_some());
     q.pop_front();
-    assert!(matches!(q.next_packet(), Some(ReplyPacket::One(OnePacket::Ack { .. }))));
+    assert!(matches!(
+        q.next_packet(),
+        Some(ReplyPacket::One(OnePacket::Ack { .. }))
+    ));
     assert!(q.is_empty());
     q.push(read(8, 1));
     q.clear();
@@ -107,19 +146,27 @@ fn a_replayed_read_replaces_what_is_queued_after_it() {
     assert!(q.push(read(10, 4096))); // PSNs 10..=13
     assert!(q.push(ack(14)));
     assert!(q.push(read(15, 2048))); // PSNs 15..=16
-    assert!(matches!(q.next_packet(), Some(ReplyPacket::ReadResponse(_)))); // PSN 10 sent
-    // An ACK older than the replay point stays (it is still news).
+    assert!(matches!(
+        q.next_packet(),
+        Some(ReplyPacket::ReadResponse(_))
+    )); // PSN 10 sent
+        // An ACK older than the replay point stays (it is still news).
     let mut keep = ReplyQueue::<4>::new();
     assert!(keep.push(ack(3)));
-    let old = RemoteRange { va: 0x1000, rkey: 7, len: 1 };
+    let old = RemoteRange {
+        va: 0x1000,
+        rkey: 7,
+        len: 1,
+    };
     assert!(keep.push_replay(ReadReply::new(Psn::new(5), old, Mtu::MTU_1024, false, 1)));
     assert_eq!(keep.len(), 2);
     // The requester timed out and asks again from PSN 11.
-    let range = RemoteRange { va: 0x1400, rkey: 7, len: 3072 };
+    let range = RemoteRange {
+        va: 0x1400,
+        rkey: 7,
+        len: 3072,
+    };
     assert!(q.push_replay(ReadReply::new(Psn::new(11), range, Mtu::MTU_1024, true, 1)));
-    let psns: Vec<u32> = drain(&mut q)
-        .iter()
-        .map(psn_of)
-        .collect();
+    let psns: Vec<u32> = drain(&mut q).iter().map(psn_of).collect();
     assert_eq!(psns, vec![11, 12, 13]);
 }

@@ -5,11 +5,11 @@ mod common;
 
 use common::*;
 use rxe_proto::proto::aeth::RnrTimer;
+use rxe_proto::proto::opcode::Position;
 use rxe_proto::proto::psn::Psn;
 use rxe_proto::proto::replay::{SendWqe, WqeOp};
 use rxe_proto::proto::requester::{Requester, RequesterAction, RequesterConfig, RequesterEvent};
 use rxe_proto::proto::responder::{AccessFlags, Responder, ResponderConfig};
-use rxe_proto::proto::opcode::Position;
 use rxe_proto::proto::transport::{Mtu, RemoteRange, RequestOp, RequestPacket};
 
 #[test]
@@ -17,8 +17,19 @@ fn requester_reset_equals_new() {
     let mut used = Requester::<8>::new(RequesterConfig::new(Mtu::MTU_1024, Psn::new(5)));
     let mut sink = |_a: RequesterAction| {};
     for id in 0..3 {
-        used.post(SendWqe { id, op: WqeOp::Write { va: MR_VA, rkey: MR_RKEY, imm: None }, length: 5000 }, &mut sink)
-            .unwrap();
+        used.post(
+            SendWqe {
+                id,
+                op: WqeOp::Write {
+                    va: MR_VA,
+                    rkey: MR_RKEY,
+                    imm: None,
+                },
+                length: 5000,
+            },
+            &mut sink,
+        )
+        .unwrap();
     }
     let acts = req_step(&mut used, RequesterEvent::Transmit { budget: 100 });
     assert!(!acts.is_empty());
@@ -51,7 +62,11 @@ fn responder_reset_equals_new() {
         position: Position::Only,
         ack_req: true,
         payload_len: 0,
-        reth: Some(RemoteRange { va: MR_VA, rkey: MR_RKEY, len: 3000 }),
+        reth: Some(RemoteRange {
+            va: MR_VA,
+            rkey: MR_RKEY,
+            len: 3000,
+        }),
         atomic: None,
         imm: None,
         invalidate_rkey: None,

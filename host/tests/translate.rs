@@ -14,10 +14,24 @@ fn rc_request_opcodes_round_trip() {
         if op.transport() != Transport::Rc || !op.is_request() {
             continue;
         }
-        let bth = Bth { opcode: op.as_u8(), psn: Psn::new(77), ack_req: true, ..Bth::default() };
+        let bth = Bth {
+            opcode: op.as_u8(),
+            psn: Psn::new(77),
+            ack_req: true,
+            ..Bth::default()
+        };
         let headers = RequestHeaders {
-            reth: Some(Reth { va: 1, rkey: 2, len: 3 }),
-            atomic: Some(AtomicEth { va: 8, rkey: 9, swap_add: 10, compare: 11 }),
+            reth: Some(Reth {
+                va: 1,
+                rkey: 2,
+                len: 3,
+            }),
+            atomic: Some(AtomicEth {
+                va: 8,
+                rkey: 9,
+                swap_add: 10,
+                compare: 11,
+            }),
             imm: op.has_immediate().then_some(ImmDt { imm: 5 }),
             ieth: op.has_invalidate().then_some(Ieth { rkey: 6 }),
         };
@@ -39,8 +53,13 @@ fn rc_request_opcodes_round_trip() {
 
 #[test]
 fn responses_translate() {
-    let bth = Bth { opcode: Opcode::RcRdmaReadResponseMiddle.as_u8(), psn: Psn::new(3), ..Bth::default() };
-    let p = ResponsePacket::from_headers(Opcode::RcRdmaReadResponseMiddle, &bth, None, None, 256).unwrap();
+    let bth = Bth {
+        opcode: Opcode::RcRdmaReadResponseMiddle.as_u8(),
+        psn: Psn::new(3),
+        ..Bth::default()
+    };
+    let p = ResponsePacket::from_headers(Opcode::RcRdmaReadResponseMiddle, &bth, None, None, 256)
+        .unwrap();
     assert!(matches!(p.op, ResponseOp::ReadResponse(_)));
     assert_eq!(p.syndrome, None);
     assert!(ResponsePacket::from_headers(Opcode::RcSendOnly, &bth, None, None, 0).is_none());

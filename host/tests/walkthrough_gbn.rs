@@ -11,7 +11,8 @@ use rxe_proto::proto::opcode::Position;
 use rxe_proto::proto::psn::Psn;
 use rxe_proto::proto::replay::{SendWqe, WqeOp};
 use rxe_proto::proto::requester::{
-    Completion, GoBackCause, Requester, RequesterAction, RequesterConfig, RequesterEvent, ResponseOp, ResponsePacket,
+    Completion, GoBackCause, Requester, RequesterAction, RequesterConfig, RequesterEvent,
+    ResponseOp, ResponsePacket,
 };
 use rxe_proto::proto::responder::{
     AccessFlags, DropReason, PlaceTarget, Responder, ResponderAction, ResponderConfig,
@@ -42,14 +43,27 @@ fn one_packet_lost_three_resent() {
     // replay buffer and the retry timer arms.
     let mut ignore = |_a: RequesterAction| panic!("post must not act");
     req.post(
-        SendWqe { id: 1, op: WqeOp::Write { va: MR_VA, rkey: MR_RKEY, imm: None }, length: 16384 },
+        SendWqe {
+            id: 1,
+            op: WqeOp::Write {
+                va: MR_VA,
+                rkey: MR_RKEY,
+                imm: None,
+            },
+            length: 16384,
+        },
         &mut ignore,
     )
     .unwrap();
     let acts = req_step(&mut req, RequesterEvent::Transmit { budget: 100 });
     let tx = transmits(&acts);
     assert_eq!(tx.len(), 4);
-    let positions = [Position::First, Position::Middle, Position::Middle, Position::Last];
+    let positions = [
+        Position::First,
+        Position::Middle,
+        Position::Middle,
+        Position::Last,
+    ];
     for (i, p) in tx.iter().enumerate() {
         assert_eq!(p.header.psn, Psn::new(1000 + i as u32));
         assert_eq!(p.header.op, RequestOp::Write);
@@ -65,7 +79,10 @@ fn one_packet_lost_three_resent() {
     let e = req.replay_buffer().front().unwrap();
     assert_eq!((e.first_psn, e.last_psn), (Psn::new(1000), Psn::new(1003)));
     // Any PSN maps back to its WQE and byte offset.
-    assert_eq!(req.replay_buffer().locate(Psn::new(1002), mtu), Some((0, 8192)));
+    assert_eq!(
+        req.replay_buffer().locate(Psn::new(1002), mtu),
+        Some((0, 8192))
+    );
     let payload = |p: &rxe_proto::proto::requester::TxPacket| {
         data[p.payload_offset as usize..(p.payload_offset + p.header.payload_len) as usize].to_vec()
     };
@@ -75,7 +92,10 @@ fn one_packet_lost_three_resent() {
     assert_eq!(
         a,
         vec![ResponderAction::Place {
-            target: PlaceTarget::Memory { va: MR_VA, rkey: MR_RKEY },
+            target: PlaceTarget::Memory {
+                va: MR_VA,
+                rkey: MR_RKEY
+            },
             len: 4096,
             payload_offset: 0
         }]
@@ -94,7 +114,9 @@ fn one_packet_lost_three_resent() {
                 syndrome: Syndrome::Nak(NakCode::PsnSequenceError),
                 msn: 0
             },
-            ResponderAction::Drop { reason: DropReason::OutOfSeqRequest },
+            ResponderAction::Drop {
+                reason: DropReason::OutOfSeqRequest
+            },
         ]
     );
     assert_eq!(resp.expected_psn(), Psn::new(1001));
@@ -102,7 +124,12 @@ fn one_packet_lost_three_resent() {
 
     // Step 6: 1003 is out of order too: dropped, no second NAK.
     let a = resp_step(&mut resp, &tx[3].header, &mut env);
-    assert_eq!(a, vec![ResponderAction::Drop { reason: DropReason::OutOfSeqRequest }]);
+    assert_eq!(
+        a,
+        vec![ResponderAction::Drop {
+            reason: DropReason::OutOfSeqRequest
+        }]
+    );
     assert_eq!(resp.counters().out_of_seq_request, 1);
     assert_eq!(resp.counters().out_of_seq_dropped, 1);
     assert_eq!(resp.expected_psn(), Psn::new(1001));
@@ -117,8 +144,13 @@ fn one_packet_lost_three_resent() {
     };
     let acts = req_step(&mut req, RequesterEvent::Response(nak));
     assert!(transmits(&acts).is_empty());
-    assert!(acts.contains(&RequesterAction::GoBack { from: Psn::new(1001), cause: GoBackCause::Nak }));
-    assert!(!acts.iter().any(|a| matches!(a, RequesterAction::Complete(_))));
+    assert!(acts.contains(&RequesterAction::GoBack {
+        from: Psn::new(1001),
+        cause: GoBackCause::Nak
+    }));
+    assert!(!acts
+        .iter()
+        .any(|a| matches!(a, RequesterAction::Complete(_))));
     assert_eq!(req.comp_psn(), Psn::new(1001));
     assert_eq!(req.next_psn(), Psn::new(1001));
     assert_eq!(req.retry_left(), 2);
@@ -144,7 +176,10 @@ fn one_packet_lost_three_resent() {
         assert_eq!(
             a[0],
             ResponderAction::Place {
-                target: PlaceTarget::Memory { va: MR_VA + 4096 * (i as u64 + 1), rkey: MR_RKEY },
+                target: PlaceTarget::Memory {
+                    va: MR_VA + 4096 * (i as u64 + 1),
+                    rkey: MR_RKEY
+                },
                 len: 4096,
                 payload_offset: 0
             }

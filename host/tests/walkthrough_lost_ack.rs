@@ -32,7 +32,15 @@ fn machines(retry_cnt: u8) -> (Requester<8>, Responder<4>) {
 }
 
 fn write(id: u64, len: u32) -> SendWqe {
-    SendWqe { id, op: WqeOp::Write { va: MR_VA, rkey: MR_RKEY, imm: None }, length: len }
+    SendWqe {
+        id,
+        op: WqeOp::Write {
+            va: MR_VA,
+            rkey: MR_RKEY,
+            imm: None,
+        },
+        length: len,
+    }
 }
 
 #[test]
@@ -56,7 +64,10 @@ fn lost_ack_timeout_resend_duplicate() {
     assert_eq!(
         a[0],
         ResponderAction::Place {
-            target: PlaceTarget::Memory { va: MR_VA, rkey: MR_RKEY },
+            target: PlaceTarget::Memory {
+                va: MR_VA,
+                rkey: MR_RKEY
+            },
             len: 512,
             payload_offset: 0
         }
@@ -75,7 +86,13 @@ fn lost_ack_timeout_resend_duplicate() {
     // is rebuilt from the replay buffer.
     let acts = req_step(&mut req, RequesterEvent::RetryTimerExpired);
     assert!(transmits(&acts).is_empty());
-    assert_eq!(acts, vec![RequesterAction::GoBack { from: Psn::new(1000), cause: GoBackCause::Timeout }]);
+    assert_eq!(
+        acts,
+        vec![RequesterAction::GoBack {
+            from: Psn::new(1000),
+            cause: GoBackCause::Timeout
+        }]
+    );
     assert_eq!(req.retry_left(), 2);
     assert_eq!(req.counters().timeouts, 1);
     let acts = req_step(&mut req, RequesterEvent::Transmit { budget: 8 });
@@ -91,11 +108,20 @@ fn lost_ack_timeout_resend_duplicate() {
     assert_eq!(
         a,
         vec![
-            ResponderAction::SendAck { psn: Psn::new(1000), syndrome: Syndrome::ACK, msn: 1 },
-            ResponderAction::Drop { reason: DropReason::DuplicateRequest },
+            ResponderAction::SendAck {
+                psn: Psn::new(1000),
+                syndrome: Syndrome::ACK,
+                msn: 1
+            },
+            ResponderAction::Drop {
+                reason: DropReason::DuplicateRequest
+            },
         ]
     );
-    assert!(env.mem[..512].iter().all(|&b| b == 0x11), "not placed again");
+    assert!(
+        env.mem[..512].iter().all(|&b| b == 0x11),
+        "not placed again"
+    );
     assert_eq!(resp.counters().duplicate_request, 1);
     assert_eq!(resp.expected_psn(), Psn::new(1001));
 
@@ -131,7 +157,10 @@ fn retry_count_runs_out_first() {
     req_step(&mut req, RequesterEvent::RetryTimerExpired);
     assert_eq!(req.retry_left(), 0);
     let tx2 = transmits(&req_step(&mut req, RequesterEvent::Transmit { budget: 8 }));
-    assert_eq!(tx2.iter().map(|p| p.header).collect::<Vec<_>>(), tx.iter().map(|p| p.header).collect::<Vec<_>>());
+    assert_eq!(
+        tx2.iter().map(|p| p.header).collect::<Vec<_>>(),
+        tx.iter().map(|p| p.header).collect::<Vec<_>>()
+    );
     let acts = req_step(&mut req, RequesterEvent::RetryTimerExpired);
     let comps: Vec<_> = acts
         .iter()
@@ -148,14 +177,26 @@ fn retry_count_runs_out_first() {
             (3, CompletionStatus::FlushError)
         ]
     );
-    assert_eq!(acts.last(), Some(&RequesterAction::EnterError { status: CompletionStatus::RetryExceededError }));
+    assert_eq!(
+        acts.last(),
+        Some(&RequesterAction::EnterError {
+            status: CompletionStatus::RetryExceededError
+        })
+    );
     assert!(req.is_error());
     assert_eq!(req.counters().retry_exceeded_err, 1);
     assert!(transmits(&req_step(&mut req, RequesterEvent::Transmit { budget: 8 })).is_empty());
     // Posting in ERROR flushes at once.
     let mut v = Vec::new();
     req.post(write(4, 1), &mut |a| v.push(a)).unwrap();
-    assert!(matches!(v[..], [RequesterAction::Complete(Completion { wqe_id: 4, status: CompletionStatus::FlushError, .. })]));
+    assert!(matches!(
+        v[..],
+        [RequesterAction::Complete(Completion {
+            wqe_id: 4,
+            status: CompletionStatus::FlushError,
+            ..
+        })]
+    ));
 }
 
 #[test]

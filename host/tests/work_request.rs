@@ -7,10 +7,20 @@ use rxe_proto::proto::replay::WqeOp;
 use rxe_proto::proto::transport::{AtomicArgs, AtomicOp};
 use rxe_proto::proto::work_request::{requester_wqe, NotTransport};
 
-const TARGET: RemoteAddr = RemoteAddr { addr: 0x7f00_1234_5000, rkey: 0x1234_56ab };
+const TARGET: RemoteAddr = RemoteAddr {
+    addr: 0x7f00_1234_5000,
+    rkey: 0x1234_56ab,
+};
 
 fn posted(opcode: WrOpcode, op: SendOp, total_len: u32) -> Posted {
-    Posted { wr_id: 99, opcode, send_flags: 0, op, payload: Payload::None, total_len }
+    Posted {
+        wr_id: 99,
+        opcode,
+        send_flags: 0,
+        op,
+        payload: Payload::None,
+        total_len,
+    }
 }
 
 #[test]
@@ -18,33 +28,103 @@ fn transport_operations_keep_their_targets_and_lengths() {
     let imm = Some([0x12, 0x34, 0x56, 0x78]);
     let cases = [
         (
-            posted(WrOpcode::SendWithImm, SendOp::Send { imm, invalidate_rkey: None, ud: None }, 5000),
-            WqeOp::Send { imm: Some(0x1234_5678), invalidate_rkey: None },
+            posted(
+                WrOpcode::SendWithImm,
+                SendOp::Send {
+                    imm,
+                    invalidate_rkey: None,
+                    ud: None,
+                },
+                5000,
+            ),
+            WqeOp::Send {
+                imm: Some(0x1234_5678),
+                invalidate_rkey: None,
+            },
             5000,
         ),
         (
-            posted(WrOpcode::SendWithInv, SendOp::Send { imm: None, invalidate_rkey: Some(0x42), ud: None }, 0),
-            WqeOp::Send { imm: None, invalidate_rkey: Some(0x42) },
+            posted(
+                WrOpcode::SendWithInv,
+                SendOp::Send {
+                    imm: None,
+                    invalidate_rkey: Some(0x42),
+                    ud: None,
+                },
+                0,
+            ),
+            WqeOp::Send {
+                imm: None,
+                invalidate_rkey: Some(0x42),
+            },
             0,
         ),
         (
-            posted(WrOpcode::RdmaWriteWithImm, SendOp::Write { remote: TARGET, imm }, 1 << 31),
-            WqeOp::Write { va: TARGET.addr, rkey: TARGET.rkey, imm: Some(0x1234_5678) },
+            posted(
+                WrOpcode::RdmaWriteWithImm,
+                SendOp::Write {
+                    remote: TARGET,
+                    imm,
+                },
+                1 << 31,
+            ),
+            WqeOp::Write {
+                va: TARGET.addr,
+                rkey: TARGET.rkey,
+                imm: Some(0x1234_5678),
+            },
             1 << 31,
         ),
         (
-            posted(WrOpcode::RdmaRead, SendOp::Read { remote: TARGET, invalidate_rkey: None }, 4096),
-            WqeOp::Read { va: TARGET.addr, rkey: TARGET.rkey },
+            posted(
+                WrOpcode::RdmaRead,
+                SendOp::Read {
+                    remote: TARGET,
+                    invalidate_rkey: None,
+                },
+                4096,
+            ),
+            WqeOp::Read {
+                va: TARGET.addr,
+                rkey: TARGET.rkey,
+            },
             4096,
         ),
         (
-            posted(WrOpcode::AtomicCmpAndSwp, SendOp::Atomic { remote: TARGET, compare_add: 1, swap: 2 }, 16),
-            WqeOp::Atomic(AtomicArgs { va: TARGET.addr, rkey: TARGET.rkey, op: AtomicOp::CompareSwap { compare: 1, swap: 2 } }),
+            posted(
+                WrOpcode::AtomicCmpAndSwp,
+                SendOp::Atomic {
+                    remote: TARGET,
+                    compare_add: 1,
+                    swap: 2,
+                },
+                16,
+            ),
+            WqeOp::Atomic(AtomicArgs {
+                va: TARGET.addr,
+                rkey: TARGET.rkey,
+                op: AtomicOp::CompareSwap {
+                    compare: 1,
+                    swap: 2,
+                },
+            }),
             8,
         ),
         (
-            posted(WrOpcode::AtomicFetchAndAdd, SendOp::Atomic { remote: TARGET, compare_add: 7, swap: 0 }, 8),
-            WqeOp::Atomic(AtomicArgs { va: TARGET.addr, rkey: TARGET.rkey, op: AtomicOp::FetchAdd { add: 7 } }),
+            posted(
+                WrOpcode::AtomicFetchAndAdd,
+                SendOp::Atomic {
+                    remote: TARGET,
+                    compare_add: 7,
+                    swap: 0,
+                },
+                8,
+            ),
+            WqeOp::Atomic(AtomicArgs {
+                va: TARGET.addr,
+                rkey: TARGET.rkey,
+                op: AtomicOp::FetchAdd { add: 7 },
+            }),
             8,
         ),
     ];
@@ -60,29 +140,76 @@ fn local_and_uncarried_operations_are_told_apart() {
         posted(WrOpcode::LocalInv, SendOp::LocalInv { rkey: 1 }, 0),
         posted(
             WrOpcode::BindMw,
-            SendOp::BindMw { addr: 0, length: 1, mr_lkey: 2, mw_rkey: 3, new_rkey: 4, access: 0 },
+            SendOp::BindMw {
+                addr: 0,
+                length: 1,
+                mr_lkey: 2,
+                mw_rkey: 3,
+                new_rkey: 4,
+                access: 0,
+            },
             0,
         ),
-        posted(WrOpcode::RegMr, SendOp::RegMr { mr: 0, key: 1, access: 0 }, 0),
+        posted(
+            WrOpcode::RegMr,
+            SendOp::RegMr {
+                mr: 0,
+                key: 1,
+                access: 0,
+            },
+            0,
+        ),
     ];
     for p in local {
         assert_eq!(requester_wqe(0, &p), Err(NotTransport::Local), "{p:?}");
     }
     let unsupported = [
-        posted(WrOpcode::AtomicWrite, SendOp::AtomicWrite { remote: TARGET, value: [0; 8] }, 8),
-        posted(WrOpcode::Flush, SendOp::Flush { remote: TARGET, length: 1, flush_type: 1, level: 0 }, 0),
-        posted(WrOpcode::RdmaReadWithInv, SendOp::Read { remote: TARGET, invalidate_rkey: Some(5) }, 8),
+        posted(
+            WrOpcode::AtomicWrite,
+            SendOp::AtomicWrite {
+                remote: TARGET,
+                value: [0; 8],
+            },
+            8,
+        ),
+        posted(
+            WrOpcode::Flush,
+            SendOp::Flush {
+                remote: TARGET,
+                length: 1,
+                flush_type: 1,
+                level: 0,
+            },
+            0,
+        ),
+        posted(
+            WrOpcode::RdmaReadWithInv,
+            SendOp::Read {
+                remote: TARGET,
+                invalidate_rkey: Some(5),
+            },
+            8,
+        ),
         posted(
             WrOpcode::Send,
             SendOp::Send {
                 imm: None,
                 invalidate_rkey: None,
-                ud: Some(UdDest { remote_qpn: 1, remote_qkey: 2, pkey_index: 0, ah_num: 3 }),
+                ud: Some(UdDest {
+                    remote_qpn: 1,
+                    remote_qkey: 2,
+                    pkey_index: 0,
+                    ah_num: 3,
+                }),
             },
             0,
         ),
     ];
     for p in unsupported {
-        assert_eq!(requester_wqe(0, &p), Err(NotTransport::Unsupported), "{p:?}");
+        assert_eq!(
+            requester_wqe(0, &p),
+            Err(NotTransport::Unsupported),
+            "{p:?}"
+        );
     }
 }

@@ -10,8 +10,8 @@
 
 use super::cqe::Completion;
 use super::layout::{
-    get_u16, get_u32, get_u64, get_u8, put_u16, put_u64, put_u8, queue_hdr, uverbs_wc,
-    LayoutError, RawUverbsWc,
+    get_u16, get_u32, get_u64, get_u8, put_u16, put_u64, put_u8, queue_hdr, uverbs_wc, LayoutError,
+    RawUverbsWc,
 };
 use super::queue::{SharedBuf, ToClient};
 
@@ -109,13 +109,19 @@ impl KernelCqe {
 
     /// A slot for `c` with `extra`.
     pub fn new(c: &Completion, extra: &KernelWcExtra) -> Self {
-        Self { wc: c.to_raw(), extra: *extra }
+        Self {
+            wc: c.to_raw(),
+            extra: *extra,
+        }
     }
 
     /// Writes the slot bytes at the start of `out`.
     pub fn encode(&self, out: &mut [u8]) -> Result<(), LayoutError> {
         if out.len() < Self::SIZE {
-            return Err(LayoutError::TooShort { need: Self::SIZE, have: out.len() });
+            return Err(LayoutError::TooShort {
+                need: Self::SIZE,
+                have: out.len(),
+            });
         }
         self.wc.encode(out)?;
         put_u64(out, Self::OFF_QP, self.extra.qp)?;
@@ -139,7 +145,10 @@ impl KernelCqe {
     /// Reads a slot from the start of `b`.
     pub fn decode(b: &[u8]) -> Result<Self, LayoutError> {
         if b.len() < Self::SIZE {
-            return Err(LayoutError::TooShort { need: Self::SIZE, have: b.len() });
+            return Err(LayoutError::TooShort {
+                need: Self::SIZE,
+                have: b.len(),
+            });
         }
         let mut ex = [0u8; 4];
         let mut smac = [0u8; 6];
@@ -191,6 +200,9 @@ pub fn kernel_pop<B: SharedBuf + ?Sized>(ring: &ToClient, buf: &B, out: &mut [u8
     if let Some(dst) = out.get_mut(..len) {
         buf.read_bytes(geo.slot_offset(consumer), dst);
     }
-    buf.store_release_u32(queue_hdr::CONSUMER_INDEX, geo.mask(consumer.wrapping_add(1)));
+    buf.store_release_u32(
+        queue_hdr::CONSUMER_INDEX,
+        geo.mask(consumer.wrapping_add(1)),
+    );
     true
 }

@@ -78,7 +78,13 @@ impl Completion {
     /// status, qp_num; on success also the opcode, `byte_len` and
     /// `WITH_IMM` for the `*_WITH_IMM` requests. (Immediate data itself is
     /// not reported on send completions.)
-    pub fn send(wr_id: u64, qp_num: u32, status: WcStatus, opcode: WrOpcode, byte_len: u32) -> Self {
+    pub fn send(
+        wr_id: u64,
+        qp_num: u32,
+        status: WcStatus,
+        opcode: WrOpcode,
+        byte_len: u32,
+    ) -> Self {
         let mut c = Self::zeroed(wr_id, qp_num, status);
         if status == WcStatus::Success {
             if let Some(op) = opcode.wc_opcode() {
@@ -106,7 +112,11 @@ impl Completion {
         port_num: u8,
     ) -> Self {
         let mut c = Self::zeroed(wr_id, qp_num, WcStatus::Success);
-        c.opcode = if rdma_with_imm { WcOpcode::RecvRdmaWithImm } else { WcOpcode::Recv };
+        c.opcode = if rdma_with_imm {
+            WcOpcode::RecvRdmaWithImm
+        } else {
+            WcOpcode::Recv
+        };
         c.byte_len = byte_len;
         c.wc_flags = wc_flags::GRH
             | match ex {

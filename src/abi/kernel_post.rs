@@ -11,7 +11,8 @@
 //! checked again when the data path takes the WQE out of the ring.
 
 use super::layout::{
-    put_u16, put_u32, put_u64, recv_wqe, send_wqe, send_wr, DmaInfo, RawRecvWqe, RawSendWqe, RawSendWr, Sge,
+    put_u16, put_u32, put_u64, recv_wqe, send_wqe, send_wr, DmaInfo, RawRecvWqe, RawSendWqe,
+    RawSendWr, Sge,
 };
 use super::queue::{FromClient, SharedBuf};
 use super::send_wqe::UdDest;
@@ -115,7 +116,12 @@ pub fn post_send<B: SharedBuf + ?Sized>(
                 return Err(PostError::TooManySges(sges.len()));
             }
             let sum = sum_lengths(sges);
-            let dma = DmaInfo { length: sum, resid: sum, num_sge: sges.len() as u32, ..Default::default() };
+            let dma = DmaInfo {
+                length: sum,
+                resid: sum,
+                num_sge: sges.len() as u32,
+                ..Default::default()
+            };
             (dma, sges.len() * Sge::SIZE)
         }
         SendPayload::Inline(data) => {
@@ -123,7 +129,15 @@ pub fn post_send<B: SharedBuf + ?Sized>(
                 return Err(PostError::InlineTooLong(data.len()));
             }
             let len = data.len() as u32;
-            (DmaInfo { length: len, resid: len, num_sge: 1, ..Default::default() }, data.len())
+            (
+                DmaInfo {
+                    length: len,
+                    resid: len,
+                    num_sge: 1,
+                    ..Default::default()
+                },
+                data.len(),
+            )
         }
     };
     if send_wqe::DATA + data_len > limits.slot_size {
@@ -146,7 +160,12 @@ pub fn post_send<B: SharedBuf + ?Sized>(
             let _ = put_u64(&mut union, at(send_wr::RDMA_REMOTE_ADDR), addr);
             let _ = put_u32(&mut union, at(send_wr::RDMA_RKEY), rkey);
         }
-        Remote::Atomic { addr, compare_add, swap, rkey } => {
+        Remote::Atomic {
+            addr,
+            compare_add,
+            swap,
+            rkey,
+        } => {
             let _ = put_u64(&mut union, at(send_wr::ATOMIC_REMOTE_ADDR), addr);
             let _ = put_u64(&mut union, at(send_wr::ATOMIC_COMPARE_ADD), compare_add);
             let _ = put_u64(&mut union, at(send_wr::ATOMIC_SWAP), swap);
@@ -208,7 +227,12 @@ pub fn post_recv<B: SharedBuf + ?Sized>(
     let sum = sum_lengths(sges);
     let hdr = RawRecvWqe {
         wr_id,
-        dma: DmaInfo { length: sum, resid: sum, num_sge: sges.len() as u32, ..Default::default() },
+        dma: DmaInfo {
+            length: sum,
+            resid: sum,
+            num_sge: sges.len() as u32,
+            ..Default::default()
+        },
         ..Default::default()
     };
     let mut bytes = [0u8; recv_wqe::SIZE];

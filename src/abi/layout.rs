@@ -25,7 +25,10 @@ pub enum LayoutError {
 
 fn check_len(b: &[u8], need: usize) -> Result<(), LayoutError> {
     if b.len() < need {
-        Err(LayoutError::TooShort { need, have: b.len() })
+        Err(LayoutError::TooShort {
+            need,
+            have: b.len(),
+        })
     } else {
         Ok(())
     }
@@ -42,7 +45,10 @@ fn rd<const N: usize>(b: &[u8], off: usize) -> Result<[u8; N], LayoutError> {
             a.copy_from_slice(s);
             Ok(a)
         }
-        None => Err(LayoutError::TooShort { need: end, have: b.len() }),
+        None => Err(LayoutError::TooShort {
+            need: end,
+            have: b.len(),
+        }),
     }
 }
 
@@ -160,7 +166,9 @@ impl CreateCqResp {
 
     /// Reads one from the start of `b`.
     pub fn decode(b: &[u8]) -> Result<Self, LayoutError> {
-        Ok(Self { mi: MmapInfo::decode(b)? })
+        Ok(Self {
+            mi: MmapInfo::decode(b)?,
+        })
     }
 }
 
@@ -182,7 +190,9 @@ impl ResizeCqResp {
 
     /// Reads one from the start of `b`.
     pub fn decode(b: &[u8]) -> Result<Self, LayoutError> {
-        Ok(Self { mi: MmapInfo::decode(b)? })
+        Ok(Self {
+            mi: MmapInfo::decode(b)?,
+        })
     }
 }
 
@@ -206,8 +216,10 @@ impl CreateQpResp {
     /// Writes the response at the start of `out`.
     pub fn encode(&self, out: &mut [u8]) -> Result<(), LayoutError> {
         check_len(out, Self::SIZE)?;
-        self.rq_mi.encode(out.get_mut(Self::OFF_RQ_MI..).unwrap_or_default())?;
-        self.sq_mi.encode(out.get_mut(Self::OFF_SQ_MI..).unwrap_or_default())
+        self.rq_mi
+            .encode(out.get_mut(Self::OFF_RQ_MI..).unwrap_or_default())?;
+        self.sq_mi
+            .encode(out.get_mut(Self::OFF_SQ_MI..).unwrap_or_default())
     }
 
     /// Reads one from the start of `b`.
@@ -275,7 +287,9 @@ impl ModifySrqCmd {
 
     /// Reads one from the start of `b` (a private copy of the udata).
     pub fn decode(b: &[u8]) -> Result<Self, LayoutError> {
-        Ok(Self { mmap_info_addr: get_u64(b, 0)? })
+        Ok(Self {
+            mmap_info_addr: get_u64(b, 0)?,
+        })
     }
 }
 
@@ -302,7 +316,9 @@ impl CreateAhResp {
     /// Reads one from the start of `b`.
     pub fn decode(b: &[u8]) -> Result<Self, LayoutError> {
         check_len(b, Self::SIZE)?;
-        Ok(Self { ah_num: get_u32(b, 0)? })
+        Ok(Self {
+            ah_num: get_u32(b, 0)?,
+        })
     }
 }
 
@@ -657,7 +673,10 @@ impl RawSendWr {
 
     /// The union read as `wr.rdma`: `(remote_addr, rkey)`.
     pub fn rdma(&self) -> (u64, u32) {
-        (self.u(send_wr::RDMA_REMOTE_ADDR), self.w(send_wr::RDMA_RKEY))
+        (
+            self.u(send_wr::RDMA_REMOTE_ADDR),
+            self.w(send_wr::RDMA_RKEY),
+        )
     }
 
     /// The union read as `wr.atomic`: `(remote_addr, compare_add, swap, rkey)`.
@@ -730,12 +749,24 @@ impl RawSendWr {
     pub fn set_ud(&mut self, remote_qpn: u32, remote_qkey: u32, pkey_index: u16, ah_num: u32) {
         self.set_u32(send_wr::UD_REMOTE_QPN, remote_qpn);
         self.set_u32(send_wr::UD_REMOTE_QKEY, remote_qkey);
-        let _ = put_u16(&mut self.wr, send_wr::UD_PKEY_INDEX - send_wr::WR, pkey_index);
+        let _ = put_u16(
+            &mut self.wr,
+            send_wr::UD_PKEY_INDEX - send_wr::WR,
+            pkey_index,
+        );
         self.set_u32(send_wr::UD_AH_NUM, ah_num);
     }
 
     /// Writes `wr.mw`.
-    pub fn set_mw(&mut self, addr: u64, length: u64, mr_lkey: u32, mw_rkey: u32, rkey: u32, access: u32) {
+    pub fn set_mw(
+        &mut self,
+        addr: u64,
+        length: u64,
+        mr_lkey: u32,
+        mw_rkey: u32,
+        rkey: u32,
+        access: u32,
+    ) {
         self.set_u64(send_wr::MW_ADDR, addr);
         self.set_u64(send_wr::MW_LENGTH, length);
         self.set_u32(send_wr::MW_MR_LKEY, mr_lkey);
@@ -823,7 +854,8 @@ impl RawSendWqe {
         put_u32(out, send_wqe::ACK_LENGTH, self.ack_length)?;
         put_u32(out, send_wqe::SSN, self.ssn)?;
         put_u32(out, send_wqe::HAS_RD_ATOMIC, self.has_rd_atomic)?;
-        self.dma.encode(out.get_mut(send_wqe::DMA..).unwrap_or_default())
+        self.dma
+            .encode(out.get_mut(send_wqe::DMA..).unwrap_or_default())
     }
 }
 
@@ -861,7 +893,8 @@ impl RawRecvWqe {
         put_u64(out, recv_wqe::WR_ID, self.wr_id)?;
         put_u32(out, recv_wqe::RESERVED, self.reserved)?;
         put_u32(out, recv_wqe::PADDING, self.padding)?;
-        self.dma.encode(out.get_mut(recv_wqe::DMA..).unwrap_or_default())
+        self.dma
+            .encode(out.get_mut(recv_wqe::DMA..).unwrap_or_default())
     }
 }
 

@@ -252,7 +252,11 @@ pub struct FromClient {
 impl FromClient {
     /// A consumer at index 0 of a ring with geometry `geo`.
     pub const fn new(geo: QueueGeometry) -> Self {
-        Self { geo, index: 0, seen: 0 }
+        Self {
+            geo,
+            index: 0,
+            seen: 0,
+        }
     }
 
     /// For a consumer that works ahead of its consumer index (the RC
@@ -305,7 +309,8 @@ impl FromClient {
 
     /// The user's producer index, loaded with acquire ordering and masked.
     pub fn producer<B: SharedBuf + ?Sized>(&self, buf: &B) -> u32 {
-        self.geo.mask(buf.load_acquire_u32(queue_hdr::PRODUCER_INDEX))
+        self.geo
+            .mask(buf.load_acquire_u32(queue_hdr::PRODUCER_INDEX))
     }
 
     /// Entries posted and not consumed, from one read of the producer
@@ -360,7 +365,9 @@ impl FromClient {
     pub fn free_slot<B: SharedBuf + ?Sized>(&self, buf: &B) -> Option<usize> {
         // The consumer's published index, not `self.index`: the producer
         // may run outside the lock that guards the consumer.
-        let consumer = self.geo.mask(buf.load_acquire_u32(queue_hdr::CONSUMER_INDEX));
+        let consumer = self
+            .geo
+            .mask(buf.load_acquire_u32(queue_hdr::CONSUMER_INDEX));
         if self.geo.mask(self.producer(buf).wrapping_sub(consumer)) >= self.geo.capacity() {
             return None;
         }
@@ -399,7 +406,10 @@ impl FromClient {
         }
         copy_slots(&self.geo, old, self.index, count, &new_geo, new);
         new_geo.write_header(new, count, 0);
-        Ok(FromClient { seen: count, ..FromClient::new(new_geo) })
+        Ok(FromClient {
+            seen: count,
+            ..FromClient::new(new_geo)
+        })
     }
 }
 
@@ -431,7 +441,8 @@ impl ToClient {
 
     /// The user's consumer index, loaded with acquire ordering and masked.
     pub fn consumer<B: SharedBuf + ?Sized>(&self, buf: &B) -> u32 {
-        self.geo.mask(buf.load_acquire_u32(queue_hdr::CONSUMER_INDEX))
+        self.geo
+            .mask(buf.load_acquire_u32(queue_hdr::CONSUMER_INDEX))
     }
 
     /// Entries produced and not yet retired by user space; `<= index_mask`.

@@ -88,7 +88,11 @@ impl RecvWqe {
         slot_off: usize,
         limits: &RecvLimits,
     ) -> Result<Self, RecvWqeError> {
-        let src = SharedSlot { buf, base: slot_off, size: limits.slot_size };
+        let src = SharedSlot {
+            buf,
+            base: slot_off,
+            size: limits.slot_size,
+        };
         parse_from(&src, limits.slot_size, limits)
     }
 }
@@ -116,5 +120,9 @@ fn parse_from<S: SlotSource + ?Sized>(
     let sges = read_sges(src, recv_wqe::DATA, n as usize).ok_or(E::SgesExceedSlot)?;
     let total = sges.total_len();
     let total_len = u32::try_from(total).map_err(|_| E::LengthOverflow(total))?;
-    Ok(RecvWqe { wr_id: raw.wr_id, sges, total_len })
+    Ok(RecvWqe {
+        wr_id: raw.wr_id,
+        sges,
+        total_len,
+    })
 }

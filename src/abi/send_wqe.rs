@@ -47,7 +47,11 @@ pub const fn sq_caps(max_send_sge: u32, max_inline_data: u32) -> Option<SqCaps> 
         return None;
     }
     let sge_area = max_send_sge * Sge::SIZE as u32;
-    let area = if sge_area > max_inline_data { sge_area } else { max_inline_data };
+    let area = if sge_area > max_inline_data {
+        sge_area
+    } else {
+        max_inline_data
+    };
     Some(SqCaps {
         elem_size: send_wqe::SIZE + area as usize,
         max_send_sge: area / Sge::SIZE as u32,
@@ -370,7 +374,11 @@ impl SendWqe {
         slot_off: usize,
         limits: &SendLimits,
     ) -> Result<Self, SendWqeError> {
-        let src = SharedSlot { buf, base: slot_off, size: limits.slot_size };
+        let src = SharedSlot {
+            buf,
+            base: slot_off,
+            size: limits.slot_size,
+        };
         parse_from(&src, limits.slot_size, limits)
     }
 
@@ -445,8 +453,14 @@ fn parse_from<S: SlotSource + ?Sized>(
             if end > slot_size {
                 return Err(E::InlineExceedsSlot);
             }
-            let mut data = InlineData { bytes: [0; MAX_INLINE_DATA], len: len as usize };
-            let dst = data.bytes.get_mut(..len as usize).ok_or(E::InlineTooLong(len))?;
+            let mut data = InlineData {
+                bytes: [0; MAX_INLINE_DATA],
+                len: len as usize,
+            };
+            let dst = data
+                .bytes
+                .get_mut(..len as usize)
+                .ok_or(E::InlineTooLong(len))?;
             if !src.read(send_wqe::DATA, dst) {
                 return Err(E::InlineExceedsSlot);
             }
@@ -480,7 +494,10 @@ fn parse_from<S: SlotSource + ?Sized>(
 
     let imm = if opcode.has_imm() { Some(wr.ex) } else { None };
     let (rdma_addr, rdma_rkey) = wr.rdma();
-    let rdma_remote = RemoteAddr { addr: rdma_addr, rkey: rdma_rkey };
+    let rdma_remote = RemoteAddr {
+        addr: rdma_addr,
+        rkey: rdma_rkey,
+    };
 
     let op = match opcode {
         WrOpcode::Send | WrOpcode::SendWithImm | WrOpcode::SendWithInv => {
@@ -493,7 +510,12 @@ fn parse_from<S: SlotSource + ?Sized>(
                     if ah_num == 0 {
                         return Err(E::NoAddressHandle);
                     }
-                    Some(UdDest { remote_qpn, remote_qkey, pkey_index, ah_num })
+                    Some(UdDest {
+                        remote_qpn,
+                        remote_qkey,
+                        pkey_index,
+                        ah_num,
+                    })
                 }
                 QpType::Rc | QpType::Uc => None,
             };
@@ -502,9 +524,16 @@ fn parse_from<S: SlotSource + ?Sized>(
             } else {
                 None
             };
-            SendOp::Send { imm, invalidate_rkey, ud }
+            SendOp::Send {
+                imm,
+                invalidate_rkey,
+                ud,
+            }
         }
-        WrOpcode::RdmaWrite | WrOpcode::RdmaWriteWithImm => SendOp::Write { remote: rdma_remote, imm },
+        WrOpcode::RdmaWrite | WrOpcode::RdmaWriteWithImm => SendOp::Write {
+            remote: rdma_remote,
+            imm,
+        },
         WrOpcode::RdmaRead | WrOpcode::RdmaReadWithInv => SendOp::Read {
             remote: rdma_remote,
             invalidate_rkey: if opcode == WrOpcode::RdmaReadWithInv {
@@ -525,7 +554,11 @@ fn parse_from<S: SlotSource + ?Sized>(
             if addr & 7 != 0 {
                 return Err(E::AtomicMisaligned(addr));
             }
-            SendOp::Atomic { remote: RemoteAddr { addr, rkey }, compare_add, swap }
+            SendOp::Atomic {
+                remote: RemoteAddr { addr, rkey },
+                compare_add,
+                swap,
+            }
         }
         WrOpcode::AtomicWrite => {
             if dma.length != 8 {
@@ -536,16 +569,33 @@ fn parse_from<S: SlotSource + ?Sized>(
                 return Err(E::Truncated);
             }
             total_len = 8;
-            SendOp::AtomicWrite { remote: rdma_remote, value }
+            SendOp::AtomicWrite {
+                remote: rdma_remote,
+                value,
+            }
         }
         WrOpcode::Flush => {
             let (addr, length, rkey, flush_type, level) = wr.flush();
-            SendOp::Flush { remote: RemoteAddr { addr, rkey }, length, flush_type, level }
+            SendOp::Flush {
+                remote: RemoteAddr { addr, rkey },
+                length,
+                flush_type,
+                level,
+            }
         }
-        WrOpcode::LocalInv => SendOp::LocalInv { rkey: wr.invalidate_rkey() },
+        WrOpcode::LocalInv => SendOp::LocalInv {
+            rkey: wr.invalidate_rkey(),
+        },
         WrOpcode::BindMw => {
             let (addr, length, mr_lkey, mw_rkey, new_rkey, access) = wr.mw();
-            SendOp::BindMw { addr, length, mr_lkey, mw_rkey, new_rkey, access }
+            SendOp::BindMw {
+                addr,
+                length,
+                mr_lkey,
+                mw_rkey,
+                new_rkey,
+                access,
+            }
         }
         WrOpcode::RegMr => {
             let (mr, key, access) = wr.reg();

@@ -30,7 +30,11 @@ impl SgeList {
     /// An empty list.
     pub const fn new() -> Self {
         Self {
-            list: [Sge { addr: 0, length: 0, lkey: 0 }; MAX_SGE],
+            list: [Sge {
+                addr: 0,
+                length: 0,
+                lkey: 0,
+            }; MAX_SGE],
             len: 0,
         }
     }

@@ -94,9 +94,7 @@ impl WrOpcode {
             Self::Flush => WcOpcode::Flush,
             Self::AtomicWrite => WcOpcode::AtomicWrite,
             Self::RegMr => WcOpcode::RegMr,
-            Self::Tso | Self::MaskedAtomicCmpAndSwp | Self::MaskedAtomicFetchAndAdd => {
-                return None
-            }
+            Self::Tso | Self::MaskedAtomicCmpAndSwp | Self::MaskedAtomicFetchAndAdd => return None,
         })
     }
 

@@ -118,7 +118,10 @@ impl Extent {
     /// one past the end.
     pub fn offset_of(&self, va: u64, len: u64) -> Result<u64, AccessError> {
         match *self {
-            Extent::Whole => va.checked_add(len).map(|_| va).ok_or(AccessError::OutOfBounds),
+            Extent::Whole => va
+                .checked_add(len)
+                .map(|_| va)
+                .ok_or(AccessError::OutOfBounds),
             Extent::Range { iova, length } => {
                 let off = va.checked_sub(iova).ok_or(AccessError::OutOfBounds)?;
                 if len > length || off > length - len {

@@ -64,7 +64,12 @@ pub const fn pkey_match(a: u16, b: u16) -> bool {
 
 /// Decides whether `qp` takes `pkt`, which arrived from IP address `src`
 /// to `dst` (both as GIDs: IPv4 addresses IPv4-mapped).
-pub fn admit(pkt: &Packet<'_>, qp: &QpView, src: &[u8; 16], dst: &[u8; 16]) -> Result<Direction, AdmissionDrop> {
+pub fn admit(
+    pkt: &Packet<'_>,
+    qp: &QpView,
+    src: &[u8; 16],
+    dst: &[u8; 16],
+) -> Result<Direction, AdmissionDrop> {
     let expected = match qp.qp_type {
         QpType::Rc => Transport::Rc,
         QpType::Uc => Transport::Uc,
@@ -80,8 +85,13 @@ pub fn admit(pkt: &Packet<'_>, qp: &QpView, src: &[u8; 16], dst: &[u8; 16]) -> R
     };
     let ready = matches!(
         (direction, qp.state),
-        (Direction::Request, QpState::Rtr | QpState::Rts | QpState::Sqd | QpState::Sqe)
-            | (Direction::Response, QpState::Rts | QpState::Sqd | QpState::Sqe)
+        (
+            Direction::Request,
+            QpState::Rtr | QpState::Rts | QpState::Sqd | QpState::Sqe
+        ) | (
+            Direction::Response,
+            QpState::Rts | QpState::Sqd | QpState::Sqe
+        )
     );
     if !ready {
         return Err(AdmissionDrop::NotReady);
@@ -93,7 +103,11 @@ pub fn admit(pkt: &Packet<'_>, qp: &QpView, src: &[u8; 16], dst: &[u8; 16]) -> R
         return Err(AdmissionDrop::BadPkey);
     }
     if !qp.qp_type.is_connected() {
-        let want = if qp.qp_type == QpType::Gsi { GSI_QKEY } else { qp.qkey };
+        let want = if qp.qp_type == QpType::Gsi {
+            GSI_QKEY
+        } else {
+            qp.qkey
+        };
         match pkt.ext.deth {
             Some(deth) if deth.qkey == want => {}
             _ => return Err(AdmissionDrop::BadQkey),

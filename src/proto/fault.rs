@@ -174,7 +174,9 @@ impl FaultRule {
         let picked = match self.pick {
             Pick::All => true,
             Pick::Nth(n) => self.matched == n,
-            Pick::Chance { per_million, .. } => (self.next_random() % 1_000_000) < u64::from(per_million),
+            Pick::Chance { per_million, .. } => {
+                (self.next_random() % 1_000_000) < u64::from(per_million)
+            }
         };
         if picked {
             self.acted += 1;
@@ -277,7 +279,10 @@ impl FaultRules {
             if line.is_empty() {
                 continue;
             }
-            let rule = parse_rule(line).map_err(|reason| FaultParseError { line: i + 1, reason })?;
+            let rule = parse_rule(line).map_err(|reason| FaultParseError {
+                line: i + 1,
+                reason,
+            })?;
             let slot = set.rules.get_mut(set.len).ok_or(FaultParseError {
                 line: i + 1,
                 reason: "too many rules (at most 16)",

@@ -10,8 +10,8 @@
 
 pub mod access;
 pub mod admission;
-pub mod datagram;
 pub mod aeth;
+pub mod datagram;
 pub mod error;
 pub mod fault;
 pub mod headers;
@@ -24,5 +24,5 @@ pub mod replay;
 pub mod requester;
 pub mod responder;
 pub mod translate;
-pub mod work_request;
 pub mod transport;
+pub mod work_request;

@@ -368,7 +368,13 @@ impl QpAttrs {
         if m & !mask::STANDARD != 0 {
             return Err(QpAttrError::UnsupportedMask);
         }
-        let bad = |cond: bool| if cond { Err(QpAttrError::Invalid) } else { Ok(()) };
+        let bad = |cond: bool| {
+            if cond {
+                Err(QpAttrError::Invalid)
+            } else {
+                Ok(())
+            }
+        };
         if m & mask::PORT != 0 {
             bad(req.port_num != 1)?;
         }
@@ -484,7 +490,9 @@ impl QpAttrs {
 
     /// Path MTU in bytes (256 << (path_mtu - 1)), or `None` before it is set.
     pub fn path_mtu_bytes(&self) -> Option<u32> {
-        (1..=5).contains(&self.path_mtu).then(|| 128u32 << self.path_mtu)
+        (1..=5)
+            .contains(&self.path_mtu)
+            .then(|| 128u32 << self.path_mtu)
     }
 }
 

@@ -579,7 +579,11 @@ impl<const N: usize> Requester<N> {
 
     // ---- completer ------------------------------------------------------
 
-    fn drop_response(&self, reason: ResponseDropReason, out: &mut impl ActionSink<RequesterAction>) {
+    fn drop_response(
+        &self,
+        reason: ResponseDropReason,
+        out: &mut impl ActionSink<RequesterAction>,
+    ) {
         out.push(RequesterAction::DropResponse { reason });
     }
 
@@ -630,7 +634,11 @@ impl<const N: usize> Requester<N> {
         self.rnr_retry_left = self.config.rnr_retry;
     }
 
-    fn handle_response(&mut self, pkt: &ResponsePacket, out: &mut impl ActionSink<RequesterAction>) {
+    fn handle_response(
+        &mut self,
+        pkt: &ResponsePacket,
+        out: &mut impl ActionSink<RequesterAction>,
+    ) {
         if !pkt.psn.before(self.psn_high) {
             self.drop_response(ResponseDropReason::Unexpected, out);
             return;
@@ -735,7 +743,12 @@ impl<const N: usize> Requester<N> {
         }
     }
 
-    fn on_atomic_ack(&mut self, pkt: &ResponsePacket, orig: u64, out: &mut impl ActionSink<RequesterAction>) {
+    fn on_atomic_ack(
+        &mut self,
+        pkt: &ResponsePacket,
+        orig: u64,
+        out: &mut impl ActionSink<RequesterAction>,
+    ) {
         let Some(head) = self.buffer.front().copied() else {
             return;
         };
@@ -851,7 +864,11 @@ impl<const N: usize> Requester<N> {
         self.rewind();
         out.push(RequesterAction::GoBack {
             from: self.psn,
-            cause: if timeout { GoBackCause::Timeout } else { GoBackCause::Nak },
+            cause: if timeout {
+                GoBackCause::Timeout
+            } else {
+                GoBackCause::Nak
+            },
         });
     }
 

@@ -24,12 +24,12 @@ pub mod replies;
 pub mod resources;
 
 use crate::proto::aeth::{NakCode, RnrTimer, Syndrome};
-use crate::proto::psn::Psn;
-pub use crate::proto::transport::{RequestOp, RequestPacket};
 use crate::proto::opcode::Position;
+use crate::proto::psn::Psn;
 use crate::proto::transport::{
     msn_next, ActionSink, AtomicArgs, CompletionStatus, Mtu, RemoteAccess, RemoteRange,
 };
+pub use crate::proto::transport::{RequestOp, RequestPacket};
 use resources::{ReadReply, ResourceKind, ResourceRing, ResponderResource};
 
 /// Largest DMA length a RETH may carry (2^31).
@@ -81,7 +81,11 @@ pub trait ResponderEnv {
     fn receive_wqe(&mut self) -> Option<u32>;
 
     /// Whether the key table lets this QP access `range` as `access`.
-    fn check_access(&mut self, range: &RemoteRange, access: RemoteAccess) -> Result<(), AccessError>;
+    fn check_access(
+        &mut self,
+        range: &RemoteRange,
+        access: RemoteAccess,
+    ) -> Result<(), AccessError>;
 
     /// Executes an atomic at `args.va` and returns the original value.
     fn execute_atomic(&mut self, args: &AtomicArgs) -> Result<u64, AccessError>;
@@ -205,10 +209,7 @@ enum Message {
     /// Between messages.
     Idle,
     /// Inside a multi-packet SEND; `offset` bytes received so far.
-    Send {
-        offset: u32,
-        capacity: u32,
-    },
+    Send { offset: u32, capacity: u32 },
     /// Inside a multi-packet WRITE.
     Write {
         va: u64,
@@ -434,7 +435,11 @@ impl<const R: usize> Responder<R> {
     /// The reply to a duplicate READ, if its resource is still remembered and
     /// the request is a subset of the original (`None`: dropped); an error
     /// if the key table no longer allows the read.
-    fn replay_read(&self, pkt: &RequestPacket, env: &mut impl ResponderEnv) -> Option<Result<ReadReply, Fatal>> {
+    fn replay_read(
+        &self,
+        pkt: &RequestPacket,
+        env: &mut impl ResponderEnv,
+    ) -> Option<Result<ReadReply, Fatal>> {
         let res = self.resources.find(pkt.psn)?;
         let ResourceKind::Read { range: orig } = res.kind else {
             return None;
@@ -452,7 +457,13 @@ impl<const R: usize> Responder<R> {
             return Some(Err(ACCESS));
         }
         let replay = pkt.psn != res.first_psn;
-        Some(Ok(ReadReply::new(pkt.psn, range, self.config.mtu, replay, self.msn)))
+        Some(Ok(ReadReply::new(
+            pkt.psn,
+            range,
+            self.config.mtu,
+            replay,
+            self.msn,
+        )))
     }
 
     /// Stages 2-4 for an in-order packet.

@@ -79,12 +79,20 @@ impl RequestPacket {
             (RequestOp::Send, _) => OpFamily::Send,
             (RequestOp::Write, _) => OpFamily::Write,
             (RequestOp::Read, _) => OpFamily::ReadRequest,
-            (RequestOp::Atomic, Some(AtomicArgs { op: AtomicOp::CompareSwap { .. }, .. })) => {
-                OpFamily::CompareSwap
-            }
-            (RequestOp::Atomic, Some(AtomicArgs { op: AtomicOp::FetchAdd { .. }, .. })) => {
-                OpFamily::FetchAdd
-            }
+            (
+                RequestOp::Atomic,
+                Some(AtomicArgs {
+                    op: AtomicOp::CompareSwap { .. },
+                    ..
+                }),
+            ) => OpFamily::CompareSwap,
+            (
+                RequestOp::Atomic,
+                Some(AtomicArgs {
+                    op: AtomicOp::FetchAdd { .. },
+                    ..
+                }),
+            ) => OpFamily::FetchAdd,
             (RequestOp::Atomic, None) | (RequestOp::Unsupported, _) => return None,
         };
         let suffix = if self.imm.is_some() {

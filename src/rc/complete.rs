@@ -43,9 +43,23 @@ pub(crate) fn on_response(
     // rxe's `ack_deferred`: response packets handed to the completer.
     rxe.counters.inc(crate::counters::Counter::AckDeferred);
     if let Some(aeth) = pkt.ext.aeth {
-        crate::sys::trace::comp_ack(qp.body.qpn, resp.psn, pkt.opcode.as_u8(), aeth.syndrome.to_u8(), aeth.msn);
+        crate::sys::trace::comp_ack(
+            qp.body.qpn,
+            resp.psn,
+            pkt.opcode.as_u8(),
+            aeth.syndrome.to_u8(),
+            aeth.msn,
+        );
     }
-    send::step(rxe, qp, inner, ndev, out, RequesterEvent::Response(resp), Some(pkt.payload));
+    send::step(
+        rxe,
+        qp,
+        inner,
+        ndev,
+        out,
+        RequesterEvent::Response(resp),
+        Some(pkt.payload),
+    );
     super::transmit_or_kick(rxe, qp, inner, ndev, out);
 }
 
@@ -77,7 +91,11 @@ pub(crate) fn timer_expired(rxe: &RxeDevice, qp: &RxeQp, ndev: &NetDevice, kind:
     {
         let mut guard = qp.body.state.lock();
         let inner = &mut *guard;
-        let queued_here = qp.body.tx_inflight.load(core::sync::atomic::Ordering::SeqCst) > 0;
+        let queued_here = qp
+            .body
+            .tx_inflight
+            .load(core::sync::atomic::Ordering::SeqCst)
+            > 0;
         if inner.rc.sending
             && kind == TimerKind::Retry
             && queued_here
@@ -165,7 +183,10 @@ pub(crate) fn flush_rq(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
     // out of their ring (an SRQ's included) and this QP's to complete.
     // A flush that finds the CQ full is lost like any other completion
     // (the CQ raised its error event once).
-    for wqe in [inner.rc.recv.take(), inner.rc.next_recv.take()].into_iter().flatten() {
+    for wqe in [inner.rc.recv.take(), inner.rc.next_recv.take()]
+        .into_iter()
+        .flatten()
+    {
         let _ = super::post_recv_cqe(rxe, qp, &Cqe::flush(wqe.wr_id, qp.body.qpn), false, None);
     }
     inner.rc.recv_failed = None;
@@ -179,7 +200,13 @@ pub(crate) fn flush_rq(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
         let mut b = [0u8; 8];
         rq.buf.read_bytes(off, &mut b);
         let advanced = rq.ring.advance(&rq.buf);
-        let _ = super::post_recv_cqe(rxe, qp, &Cqe::flush(u64::from_ne_bytes(b), qp.body.qpn), false, None);
+        let _ = super::post_recv_cqe(
+            rxe,
+            qp,
+            &Cqe::flush(u64::from_ne_bytes(b), qp.body.qpn),
+            false,
+            None,
+        );
         if !advanced {
             break;
         }

@@ -9,7 +9,10 @@
 //! PSN check, no ACK and no retransmission: a message that finds no
 //! receive WQE is dropped.
 
-use super::{memory, wire::{BuildFailure, Outbox, Path}};
+use super::{
+    memory,
+    wire::{BuildFailure, Outbox, Path},
+};
 use crate::{
     abi::{
         cqe::{Completion as Cqe, CqeEx},
@@ -32,7 +35,13 @@ use kernel::prelude::*;
 
 /// Sends what the SQ holds, one packet per WQE, while the QP may put
 /// packets in flight. Runs under the QP lock.
-pub(crate) fn pump(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner, ndev: &NetDevice, out: &mut Outbox) {
+pub(crate) fn pump(
+    rxe: &RxeDevice,
+    qp: &RxeQp,
+    inner: &mut QpInner,
+    ndev: &NetDevice,
+    out: &mut Outbox,
+) {
     if !inner.rc.sending {
         return;
     }
@@ -46,13 +55,20 @@ pub(crate) fn pump(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner, ndev: &NetD
         let Some(off) = inner.sq.peek(&body.sq_buf) else {
             return;
         };
-        let (wr_id, opcode, status, len, flags) = match PostedWqe::read_from(&body.sq_buf, off, &limits) {
-            Ok(wqe) => {
-                let status = send_one(rxe, qp, inner, ndev, out, &wqe).err();
-                (wqe.wr_id, wqe.opcode, status, wqe.total_len, wqe.send_flags)
-            }
-            Err(e) => (body.sq_slot_wr_id(off), WrOpcode::Send, Some(e.wc_status()), 0, 0),
-        };
+        let (wr_id, opcode, status, len, flags) =
+            match PostedWqe::read_from(&body.sq_buf, off, &limits) {
+                Ok(wqe) => {
+                    let status = send_one(rxe, qp, inner, ndev, out, &wqe).err();
+                    (wqe.wr_id, wqe.opcode, status, wqe.total_len, wqe.send_flags)
+                }
+                Err(e) => (
+                    body.sq_slot_wr_id(off),
+                    WrOpcode::Send,
+                    Some(e.wc_status()),
+                    0,
+                    0,
+                ),
+            };
         // The slot is free before its completion can be seen.
         inner.sq.advance(&body.sq_buf);
         let signaled = body.sq_sig_all || flags & send_flags::SIGNALED != 0;
@@ -87,7 +103,10 @@ fn send_one(
 ) -> Result<(), WcStatus> {
     let body = &qp.body;
     let pd = qp.ibqp.pd_id();
-    let SendOp::Send { imm, ud: Some(ud), .. } = wqe.op else {
+    let SendOp::Send {
+        imm, ud: Some(ud), ..
+    } = wqe.op
+    else {
         return Err(WcStatus::LocQpOpErr);
     };
     memory::check_sges(rxe, pd, wqe, false).map_err(|_| WcStatus::LocProtErr)?;
@@ -106,8 +125,13 @@ fn send_one(
     let solicited = wqe.send_flags & send_flags::SOLICITED != 0;
     let bth = path.bth(opcode, psn, false, solicited);
     let ext = ExtHeaders {
-        deth: Some(Deth { qkey: send_qkey(body.qp_type, inner.attrs.qkey, ud.remote_qkey), src_qp: body.qpn }),
-        immdt: imm.map(|imm| ImmDt { imm: u32::from_be_bytes(imm) }),
+        deth: Some(Deth {
+            qkey: send_qkey(body.qp_type, inner.attrs.qkey, ud.remote_qkey),
+            src_qp: body.qpn,
+        }),
+        immdt: imm.map(|imm| ImmDt {
+            imm: u32::from_be_bytes(imm),
+        }),
         ..ExtHeaders::default()
     };
     match path.emit(rxe, out, &bth, &ext, wqe.total_len as usize, |buf| {
@@ -146,9 +170,20 @@ pub(crate) fn on_request(
             .and_then(|()| memory::scatter(rxe, pd, &wqe.sges, GRH_LEN as u32, payload));
         match placed {
             Ok(()) => {
-                let ex = pkt.ext.immdt.map_or(CqeEx::None, |i| CqeEx::Imm(i.imm.to_be_bytes()));
+                let ex = pkt
+                    .ext
+                    .immdt
+                    .map_or(CqeEx::None, |i| CqeEx::Imm(i.imm.to_be_bytes()));
                 rxe.counters.inc(Counter::RdmaRecvs);
-                Cqe::recv(wqe.wr_id, qp.body.qpn, false, len as u32, ex, deth.src_qp, 1)
+                Cqe::recv(
+                    wqe.wr_id,
+                    qp.body.qpn,
+                    false,
+                    len as u32,
+                    ex,
+                    deth.src_qp,
+                    1,
+                )
             }
             Err(_) => Cqe::recv_error(wqe.wr_id, qp.body.qpn, WcStatus::LocProtErr),
         }
@@ -158,4 +193,3 @@ pub(crate) fn on_request(
         super::complete::enter_error(rxe, qp, inner);
     }
 }
-

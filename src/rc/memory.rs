@@ -44,7 +44,10 @@ fn region_io(
     io: Io<'_>,
 ) -> Result<(), AccessError> {
     let key = MemKey(key);
-    let mr = rxe.keys.lookup(key.index()).ok_or(AccessError::UnknownKey)?;
+    let mr = rxe
+        .keys
+        .lookup(key.index())
+        .ok_or(AccessError::UnknownKey)?;
     let off = mr.keys.check(key, key_use, pd, need, va, io.len() as u64)?;
     match &mr.memory {
         MrMemory::User {
@@ -134,16 +137,30 @@ pub(crate) fn gather(
 /// lkey, the PD and the range (a WQE that fails completes with a local
 /// protection error before any packet leaves). `write` asks for local write
 /// access (READ and atomic responses land there).
-pub(crate) fn check_sges(rxe: &RxeDevice, pd: usize, wqe: &PostedWqe, write: bool) -> Result<(), AccessError> {
+pub(crate) fn check_sges(
+    rxe: &RxeDevice,
+    pd: usize,
+    wqe: &PostedWqe,
+    write: bool,
+) -> Result<(), AccessError> {
     let Payload::Sges(sges) = &wqe.payload else {
         return Ok(());
     };
     let need = if write { access::LOCAL_WRITE } else { 0 };
     for sge in sges.as_slice().iter().filter(|s| s.length != 0) {
         let key = MemKey(sge.lkey);
-        let mr = rxe.keys.lookup(key.index()).ok_or(AccessError::UnknownKey)?;
-        mr.keys
-            .check(key, KeyUse::Local, pd, need, sge.addr, u64::from(sge.length))?;
+        let mr = rxe
+            .keys
+            .lookup(key.index())
+            .ok_or(AccessError::UnknownKey)?;
+        mr.keys.check(
+            key,
+            KeyUse::Local,
+            pd,
+            need,
+            sge.addr,
+            u64::from(sge.length),
+        )?;
     }
     Ok(())
 }
@@ -161,26 +178,66 @@ pub(crate) fn scatter(
 }
 
 /// Writes `src` at `va` of the region `rkey` names (RDMA WRITE).
-pub(crate) fn remote_write(rxe: &RxeDevice, pd: usize, rkey: u32, va: u64, src: &[u8]) -> Result<(), AccessError> {
-    region_io(rxe, rkey, KeyUse::Remote, pd, access::REMOTE_WRITE, va, Io::Write(src))
+pub(crate) fn remote_write(
+    rxe: &RxeDevice,
+    pd: usize,
+    rkey: u32,
+    va: u64,
+    src: &[u8],
+) -> Result<(), AccessError> {
+    region_io(
+        rxe,
+        rkey,
+        KeyUse::Remote,
+        pd,
+        access::REMOTE_WRITE,
+        va,
+        Io::Write(src),
+    )
 }
 
 /// Reads `dst.len()` bytes at `va` of the region `rkey` names (RDMA READ).
-pub(crate) fn remote_read(rxe: &RxeDevice, pd: usize, rkey: u32, va: u64, dst: &mut [u8]) -> Result<(), AccessError> {
+pub(crate) fn remote_read(
+    rxe: &RxeDevice,
+    pd: usize,
+    rkey: u32,
+    va: u64,
+    dst: &mut [u8],
+) -> Result<(), AccessError> {
     if dst.is_empty() {
         // A zero-length READ names no memory and checks no key (rxe answers
         // it with an empty response whatever its rkey).
         return Ok(());
     }
-    region_io(rxe, rkey, KeyUse::Remote, pd, access::REMOTE_READ, va, Io::Read(dst))
+    region_io(
+        rxe,
+        rkey,
+        KeyUse::Remote,
+        pd,
+        access::REMOTE_READ,
+        va,
+        Io::Read(dst),
+    )
 }
 
 /// Whether the key table lets `pd` access `[va, va + len)` of `rkey` with
 /// `need` (checked once per message, before anything is placed).
-pub(crate) fn check_remote(rxe: &RxeDevice, pd: usize, rkey: u32, need: u32, va: u64, len: u64) -> Result<(), AccessError> {
+pub(crate) fn check_remote(
+    rxe: &RxeDevice,
+    pd: usize,
+    rkey: u32,
+    need: u32,
+    va: u64,
+    len: u64,
+) -> Result<(), AccessError> {
     let key = MemKey(rkey);
-    let mr = rxe.keys.lookup(key.index()).ok_or(AccessError::UnknownKey)?;
-    mr.keys.check(key, KeyUse::Remote, pd, need, va, len).map(|_| ())
+    let mr = rxe
+        .keys
+        .lookup(key.index())
+        .ok_or(AccessError::UnknownKey)?;
+    mr.keys
+        .check(key, KeyUse::Remote, pd, need, va, len)
+        .map(|_| ())
 }
 
 /// Executes an 8-byte atomic at `va` of `rkey`: `op` maps the original
@@ -195,9 +252,25 @@ pub(crate) fn remote_atomic(
 ) -> Result<u64, AccessError> {
     let _guard = crate::rc::ATOMIC_LOCK.lock();
     let mut orig = [0u8; 8];
-    region_io(rxe, rkey, KeyUse::Remote, pd, access::REMOTE_ATOMIC, va, Io::Read(&mut orig))?;
+    region_io(
+        rxe,
+        rkey,
+        KeyUse::Remote,
+        pd,
+        access::REMOTE_ATOMIC,
+        va,
+        Io::Read(&mut orig),
+    )?;
     let orig = u64::from_ne_bytes(orig);
     let new = op(orig).to_ne_bytes();
-    region_io(rxe, rkey, KeyUse::Remote, pd, access::REMOTE_ATOMIC, va, Io::Write(&new))?;
+    region_io(
+        rxe,
+        rkey,
+        KeyUse::Remote,
+        pd,
+        access::REMOTE_ATOMIC,
+        va,
+        Io::Write(&new),
+    )?;
     Ok(orig)
 }

@@ -21,9 +21,10 @@ pub(crate) mod send;
 pub(crate) mod wire;
 
 use crate::{
+    abi::values::access,
     abi::{
-        cq::KernelWcExtra, cqe::Completion as Cqe, recv_wqe::RecvWqe, send_wqe::SendWqe as PostedWqe,
-        values::WcStatus,
+        cq::KernelWcExtra, cqe::Completion as Cqe, recv_wqe::RecvWqe,
+        send_wqe::SendWqe as PostedWqe, values::WcStatus,
     },
     counters::Counter,
     device::RxeDevice,
@@ -38,7 +39,6 @@ use crate::{
         transport::{CompletionStatus, Mtu},
     },
     qp::{QpInner, RxeQp},
-    abi::values::access,
     sys::bindings,
 };
 use kernel::prelude::*;
@@ -48,7 +48,8 @@ pub(crate) const SQ_WINDOW: usize = 64;
 
 /// READ/atomic requests the responder remembers for replay: as many as the
 /// device advertises, so no `max_dest_rd_atomic` is cut short.
-pub(crate) const RD_ATOMIC_RESOURCES: usize = crate::proto::responder::resources::MAX_RESPONDER_RESOURCES;
+pub(crate) const RD_ATOMIC_RESOURCES: usize =
+    crate::proto::responder::resources::MAX_RESPONDER_RESOURCES;
 
 /// Responder replies waiting for room in flight: a READ reply or atomic
 /// ACK per resource and an ACK between each two, with room to spare.
@@ -98,8 +99,14 @@ impl RcState {
     /// Allocates the machines (idle until RTR/RTS).
     pub(crate) fn new() -> Result<KBox<RcState>> {
         let mtu = Mtu::MTU_256;
-        let requester = KBox::new(Requester::new(RequesterConfig::new(mtu, Psn::new(0))), GFP_KERNEL)?;
-        let responder = KBox::new(Responder::new(responder_config(&QpAttrs::default())), GFP_KERNEL)?;
+        let requester = KBox::new(
+            Requester::new(RequesterConfig::new(mtu, Psn::new(0))),
+            GFP_KERNEL,
+        )?;
+        let responder = KBox::new(
+            Responder::new(responder_config(&QpAttrs::default())),
+            GFP_KERNEL,
+        )?;
         let mut posted = KVVec::with_capacity(SQ_WINDOW, GFP_KERNEL)?;
         for _ in 0..SQ_WINDOW {
             posted.push(None, GFP_KERNEL)?;
@@ -248,7 +255,9 @@ pub(crate) fn transmit_or_kick(
 
 /// Queues the QP's transmit work on its transmit CPU.
 pub(crate) fn kick(qp: &RxeQp) {
-    qp.body.tx_work.queue_on(crate::sys::work::tx_cpu(qp.body.qpn));
+    qp.body
+        .tx_work
+        .queue_on(crate::sys::work::tx_cpu(qp.body.qpn));
 }
 
 /// The QP's transmit work: responder replies, then the requester; in
@@ -301,7 +310,10 @@ pub(crate) fn post_recv_cqe(
 /// Posts a send-side completion, counting an overflow (the CQ raises its
 /// error event; the QP goes on, as in rxe).
 pub(crate) fn post_send_cqe(rxe: &RxeDevice, qp: &RxeQp, cqe: &Cqe) {
-    let extra = KernelWcExtra { qp: qp.ibqp.cookie(), ..Default::default() };
+    let extra = KernelWcExtra {
+        qp: qp.ibqp.cookie(),
+        ..Default::default()
+    };
     if qp.ibqp.send_cq().post(cqe, &extra, false).is_err() {
         rxe.counters.inc(Counter::SendErr);
     }

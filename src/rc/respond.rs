@@ -7,6 +7,7 @@
 //! atomic responses built.
 
 use super::{memory, wc_status, wire::Outbox, wire::Path, RcState};
+use crate::proto::transport::RequestPacket;
 use crate::{
     abi::{
         cqe::{Completion as Cqe, CqeEx},
@@ -17,17 +18,17 @@ use crate::{
     device::RxeDevice,
     proto::{
         aeth::{Aeth, NakCode, Syndrome},
-        psn::Psn,
         headers::AtomicAckEth,
         opcode::Opcode,
-        packet::{ExtHeaders, Packet},
         opcode::Position,
+        packet::{ExtHeaders, Packet},
+        psn::Psn,
         responder::{
             replies::{OnePacket, Reply, ReplyPacket},
             AccessError, PlaceTarget, ResponderAction, ResponderEnv,
         },
-        transport::{AtomicArgs, AtomicOp, CompletionStatus, RemoteAccess, RemoteRange},
         translate::RequestHeaders,
+        transport::{AtomicArgs, AtomicOp, CompletionStatus, RemoteAccess, RemoteRange},
     },
     qp::{QpInner, RxeQp, WorkQueue},
     sys::{
@@ -35,7 +36,6 @@ use crate::{
         trace::{self, PsnVerdict, ResponderReply},
     },
 };
-use crate::proto::transport::RequestPacket;
 use kernel::prelude::*;
 
 /// Most actions the responder produces for one packet.
@@ -67,22 +67,35 @@ impl ResponderEnv for Env<'_> {
             RemoteAccess::Write => access::REMOTE_WRITE,
             RemoteAccess::Atomic => access::REMOTE_ATOMIC,
         };
-        memory::check_remote(self.rxe, self.pd, range.rkey, need, range.va, u64::from(range.len))
-            .map_err(|_| AccessError)
+        memory::check_remote(
+            self.rxe,
+            self.pd,
+            range.rkey,
+            need,
+            range.va,
+            u64::from(range.len),
+        )
+        .map_err(|_| AccessError)
     }
 
     fn execute_atomic(&mut self, args: &AtomicArgs) -> Result<u64, AccessError> {
         let op = args.op;
-        memory::remote_atomic(self.rxe, self.pd, args.rkey, args.va, move |orig| match op {
-            AtomicOp::CompareSwap { compare, swap } => {
-                if orig == compare {
-                    swap
-                } else {
-                    orig
+        memory::remote_atomic(
+            self.rxe,
+            self.pd,
+            args.rkey,
+            args.va,
+            move |orig| match op {
+                AtomicOp::CompareSwap { compare, swap } => {
+                    if orig == compare {
+                        swap
+                    } else {
+                        orig
+                    }
                 }
-            }
-            AtomicOp::FetchAdd { add } => orig.wrapping_add(add),
-        })
+                AtomicOp::FetchAdd { add } => orig.wrapping_add(add),
+            },
+        )
         .map_err(|_| AccessError)
     }
 }
@@ -103,7 +116,10 @@ pub(super) fn take_recv(qp: &RxeQp, rq: &mut Option<WorkQueue>) -> Option<RecvWq
                 max_sge: qp.body.caps.max_recv_sge,
                 slot_size: rq.ring.geometry().elem_size(),
             };
-            let read = (RecvWqe::read_from(&rq.buf, off, &limits), slot_wr_id(&rq.buf, off));
+            let read = (
+                RecvWqe::read_from(&rq.buf, off, &limits),
+                slot_wr_id(&rq.buf, off),
+            );
             rq.ring.advance(&rq.buf);
             (read, false)
         }
@@ -115,7 +131,10 @@ pub(super) fn take_recv(qp: &RxeQp, rq: &mut Option<WorkQueue>) -> Option<RecvWq
                 max_sge: srq.body.max_sge,
                 slot_size: st.ring.geometry().elem_size(),
             };
-            let read = (RecvWqe::read_from(&st.buf, off, &limits), slot_wr_id(&st.buf, off));
+            let read = (
+                RecvWqe::read_from(&st.buf, off, &limits),
+                slot_wr_id(&st.buf, off),
+            );
             st.ring.advance(&st.buf);
             let reached = st.limit != 0 && st.ring.count(&st.buf) < st.limit;
             if reached {
@@ -173,7 +192,8 @@ pub(crate) fn on_request(
         imm: pkt.ext.immdt,
         ieth: pkt.ext.ieth,
     };
-    let Some(req) = RequestPacket::from_headers(pkt.opcode, &pkt.bth, &headers, pkt.payload.len() as u32)
+    let Some(req) =
+        RequestPacket::from_headers(pkt.opcode, &pkt.bth, &headers, pkt.payload.len() as u32)
     else {
         return;
     };
@@ -205,9 +225,22 @@ pub(crate) fn on_request(
     let after = inner.rc.responder.counters();
     let duplicate = after.duplicate_request != before.duplicate_request;
     let c = &rxe.counters;
-    c.add(Counter::DuplicateRequest, after.duplicate_request.wrapping_sub(before.duplicate_request));
-    c.add(Counter::OutOfSeqRequest, after.out_of_seq_request.wrapping_sub(before.out_of_seq_request));
-    c.add(Counter::SendRnrErr, after.send_rnr_err.wrapping_sub(before.send_rnr_err));
+    c.add(
+        Counter::DuplicateRequest,
+        after
+            .duplicate_request
+            .wrapping_sub(before.duplicate_request),
+    );
+    c.add(
+        Counter::OutOfSeqRequest,
+        after
+            .out_of_seq_request
+            .wrapping_sub(before.out_of_seq_request),
+    );
+    c.add(
+        Counter::SendRnrErr,
+        after.send_rnr_err.wrapping_sub(before.send_rnr_err),
+    );
     trace_psn_decision(qp.body.qpn, &req, expected_psn, &actions);
     if n > ACTIONS_MAX {
         pr_warn!("QP {:#x}: responder actions overflow\n", qp.body.qpn);
@@ -236,7 +269,12 @@ pub(crate) fn on_request(
 
 /// The `rxe_resp_psn` event for request `req`, checked against
 /// `expected_psn`, from what the responder answered (`actions`).
-fn trace_psn_decision(qpn: u32, req: &RequestPacket, expected_psn: Psn, actions: &[Option<ResponderAction>]) {
+fn trace_psn_decision(
+    qpn: u32,
+    req: &RequestPacket,
+    expected_psn: Psn,
+    actions: &[Option<ResponderAction>],
+) {
     let diff = req.psn.diff(expected_psn);
     let verdict = match diff {
         0 => PsnVerdict::InOrder,
@@ -265,7 +303,13 @@ fn trace_psn_decision(qpn: u32, req: &RequestPacket, expected_psn: Psn, actions:
 
 /// Sends the responder's queued replies while the QP's packets in flight
 /// allow; the rest go when they drain (the QP's transmit work).
-pub(crate) fn send_replies(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner, ndev: &NetDevice, out: &mut Outbox) {
+pub(crate) fn send_replies(
+    rxe: &RxeDevice,
+    qp: &RxeQp,
+    inner: &mut QpInner,
+    ndev: &NetDevice,
+    out: &mut Outbox,
+) {
     while !inner.rc.replies.is_empty() && super::send::tx_room(qp, out) > 0 {
         if !send_one_reply(rxe, qp, inner, ndev, out) {
             break;
@@ -320,7 +364,13 @@ fn emit_one(rxe: &RxeDevice, inner: &QpInner, ndev: &NetDevice, out: &mut Outbox
 
 /// Builds the next queued reply packet into `out`; `false` when the queue
 /// is empty.
-fn send_one_reply(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner, ndev: &NetDevice, out: &mut Outbox) -> bool {
+fn send_one_reply(
+    rxe: &RxeDevice,
+    qp: &RxeQp,
+    inner: &mut QpInner,
+    ndev: &NetDevice,
+    out: &mut Outbox,
+) -> bool {
     let Some(packet) = inner.rc.replies.next_packet() else {
         return false;
     };
@@ -437,10 +487,18 @@ fn run(
             }
         }
         ResponderAction::SendAck { psn, syndrome, msn } => {
-            queue_reply(rxe, inner, Reply::One(OnePacket::Ack { psn, syndrome, msn }));
+            queue_reply(
+                rxe,
+                inner,
+                Reply::One(OnePacket::Ack { psn, syndrome, msn }),
+            );
         }
         ResponderAction::SendAtomicAck { psn, orig, msn } => {
-            queue_reply(rxe, inner, Reply::One(OnePacket::AtomicAck { psn, orig, msn }));
+            queue_reply(
+                rxe,
+                inner,
+                Reply::One(OnePacket::AtomicAck { psn, orig, msn }),
+            );
         }
         ResponderAction::SendReadResponses(reply) => queue_reply(rxe, inner, Reply::Read(reply)),
         // Counted from the responder's counters in `on_request`.

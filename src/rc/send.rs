@@ -5,7 +5,11 @@
 //! the requester, and carries out what the requester asks: packets built
 //! from the private WQE copies, READ data placed, completions posted.
 
-use super::{memory, wc_status, wire::{Outbox, Path, BuildFailure}, RcState, SQ_WINDOW};
+use super::{
+    memory, wc_status,
+    wire::{BuildFailure, Outbox, Path},
+    RcState, SQ_WINDOW,
+};
 use crate::{
     abi::{
         cqe::Completion as Cqe,
@@ -63,7 +67,13 @@ pub(crate) fn doorbell(rxe: &RxeDevice, qp: &RxeQp) -> Result {
 }
 
 /// Takes new WQEs and lets the requester transmit until it stops.
-pub(crate) fn pump(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner, ndev: &NetDevice, out: &mut Outbox) {
+pub(crate) fn pump(
+    rxe: &RxeDevice,
+    qp: &RxeQp,
+    inner: &mut QpInner,
+    ndev: &NetDevice,
+    out: &mut Outbox,
+) {
     if qp.body.qp_type.is_datagram() {
         return super::datagram::pump(rxe, qp, inner, ndev, out);
     }
@@ -78,7 +88,15 @@ pub(crate) fn pump(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner, ndev: &NetD
         if budget == 0 {
             break;
         }
-        let sent = step(rxe, qp, inner, ndev, out, RequesterEvent::Transmit { budget }, None);
+        let sent = step(
+            rxe,
+            qp,
+            inner,
+            ndev,
+            out,
+            RequesterEvent::Transmit { budget },
+            None,
+        );
         if sent == 0 || !inner.rc.sending {
             break;
         }
@@ -101,7 +119,8 @@ pub(super) fn tx_room(qp: &RxeQp, out: &Outbox) -> u32 {
     body.tx_blocked.store(true, SeqCst);
     // Packets freed between the load and the store saw no blocked flag:
     // look again, and take the restart back if they already drained.
-    if used(body.tx_inflight.load(SeqCst)) < TX_INFLIGHT_LOW && body.tx_blocked.swap(false, SeqCst) {
+    if used(body.tx_inflight.load(SeqCst)) < TX_INFLIGHT_LOW && body.tx_blocked.swap(false, SeqCst)
+    {
         return TX_INFLIGHT_HIGH.saturating_sub(used(body.tx_inflight.load(SeqCst)));
     }
     0
@@ -120,7 +139,11 @@ pub(super) fn send_limits(qp: &RxeQp, inner: &QpInner) -> SendLimits {
         max_sge: body.caps.max_send_sge,
         max_inline: body.caps.max_inline_data,
         slot_size: inner.sq.geometry().elem_size(),
-        origin: if qp.ibqp.is_user() { Origin::User } else { Origin::Kernel },
+        origin: if qp.ibqp.is_user() {
+            Origin::User
+        } else {
+            Origin::Kernel
+        },
     }
 }
 
@@ -162,7 +185,11 @@ fn take_wqes(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
             Ok((w, rw)) => {
                 let rc = &mut *inner.rc;
                 let mut dropped = false;
-                if rc.requester.post(rw, &mut |_a: RequesterAction| dropped = true).is_err() {
+                if rc
+                    .requester
+                    .post(rw, &mut |_a: RequesterAction| dropped = true)
+                    .is_err()
+                {
                     return;
                 }
                 if let Some(slot) = rc.posted.get_mut((id % SQ_WINDOW as u64) as usize) {
@@ -236,13 +263,31 @@ pub(crate) fn step(
 /// Adds what a requester step counted to the device's counters.
 fn count(rxe: &RxeDevice, before: &RequesterCounters, after: &RequesterCounters) {
     let c = &rxe.counters;
-    c.add(Counter::RcvdSeqErr, after.rcvd_seq_err.wrapping_sub(before.rcvd_seq_err));
-    c.add(Counter::RcvdRnrErr, after.rcvd_rnr_err.wrapping_sub(before.rcvd_rnr_err));
-    c.add(Counter::CompleterRetryErr, after.completer_retry_err.wrapping_sub(before.completer_retry_err));
-    c.add(Counter::RetryExceededErr, after.retry_exceeded_err.wrapping_sub(before.retry_exceeded_err));
+    c.add(
+        Counter::RcvdSeqErr,
+        after.rcvd_seq_err.wrapping_sub(before.rcvd_seq_err),
+    );
+    c.add(
+        Counter::RcvdRnrErr,
+        after.rcvd_rnr_err.wrapping_sub(before.rcvd_rnr_err),
+    );
+    c.add(
+        Counter::CompleterRetryErr,
+        after
+            .completer_retry_err
+            .wrapping_sub(before.completer_retry_err),
+    );
+    c.add(
+        Counter::RetryExceededErr,
+        after
+            .retry_exceeded_err
+            .wrapping_sub(before.retry_exceeded_err),
+    );
     c.add(
         Counter::RetryRnrExceededErr,
-        after.retry_rnr_exceeded_err.wrapping_sub(before.retry_rnr_exceeded_err),
+        after
+            .retry_rnr_exceeded_err
+            .wrapping_sub(before.retry_rnr_exceeded_err),
     );
 }
 
@@ -271,7 +316,10 @@ fn run(
             let solicited_op = wqe.send_flags & send_flags::SOLICITED != 0
                 && matches!(
                     wqe.opcode,
-                    WrOpcode::Send | WrOpcode::SendWithImm | WrOpcode::SendWithInv | WrOpcode::RdmaWriteWithImm
+                    WrOpcode::Send
+                        | WrOpcode::SendWithImm
+                        | WrOpcode::SendWithInv
+                        | WrOpcode::RdmaWriteWithImm
                 );
             let path = Path::new(ndev, &inner.attrs, inner.src_port);
             let bth = path.bth(opcode, h.psn, h.ack_req, solicited_op && h.position.ends());
@@ -291,7 +339,11 @@ fn run(
                 super::complete::enter_error(rxe, qp, inner);
             }
         }
-        RequesterAction::PlaceReadData { wqe_id, offset, len } => {
+        RequesterAction::PlaceReadData {
+            wqe_id,
+            offset,
+            len,
+        } => {
             let Some(wqe) = inner.rc.posted(wqe_id).copied() else {
                 return;
             };
@@ -313,14 +365,21 @@ fn run(
                 return;
             };
             rc.taken = rc.taken.saturating_sub(1);
-            if let (Some(orig), crate::abi::send_wqe::Payload::Sges(sges)) = (c.atomic_orig, &wqe.payload) {
+            if let (Some(orig), crate::abi::send_wqe::Payload::Sges(sges)) =
+                (c.atomic_orig, &wqe.payload)
+            {
                 let _ = memory::scatter(rxe, pd, sges, 0, &orig.to_ne_bytes());
             }
             let signaled = qp.body.sq_sig_all
                 || wqe.send_flags & send_flags::SIGNALED != 0
                 || c.status != crate::proto::transport::CompletionStatus::Success;
             let success = c.status == crate::proto::transport::CompletionStatus::Success;
-            if success && matches!(wqe.opcode, WrOpcode::Send | WrOpcode::SendWithImm | WrOpcode::SendWithInv) {
+            if success
+                && matches!(
+                    wqe.opcode,
+                    WrOpcode::Send | WrOpcode::SendWithImm | WrOpcode::SendWithInv
+                )
+            {
                 rxe.counters.inc(Counter::RdmaSends);
             }
             // The SQ slot is released before the completion is posted: a
@@ -333,7 +392,13 @@ fn run(
             let rewound = inner.sq.checked_producer(&qp.body.sq_buf).is_err();
             inner.sq.release_taken(&qp.body.sq_buf);
             if signaled {
-                let cqe = Cqe::send(wqe.wr_id, qp.body.qpn, wc_status(c.status), wqe.opcode, c.byte_len);
+                let cqe = Cqe::send(
+                    wqe.wr_id,
+                    qp.body.qpn,
+                    wc_status(c.status),
+                    wqe.opcode,
+                    c.byte_len,
+                );
                 super::post_send_cqe(rxe, qp, &cqe);
             }
             if rewound {
@@ -358,7 +423,9 @@ fn run(
         RequesterAction::EnterError { status } => {
             match status {
                 CompletionStatus::RetryExceededError => trace::retry_exhausted(qp.body.qpn, false),
-                CompletionStatus::RnrRetryExceededError => trace::retry_exhausted(qp.body.qpn, true),
+                CompletionStatus::RnrRetryExceededError => {
+                    trace::retry_exhausted(qp.body.qpn, true)
+                }
                 _ => {}
             }
             super::complete::enter_error(rxe, qp, inner)

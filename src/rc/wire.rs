@@ -8,7 +8,6 @@
 use crate::{
     counters::Counter,
     device::RxeDevice,
-    qp::RxeQp,
     proto::{
         admission::DEFAULT_PKEY,
         fault::{Direction, FaultAction},
@@ -19,6 +18,7 @@ use crate::{
         psn::Psn,
         qp_attr::{AddressVector, Network, QpAttrs},
     },
+    qp::RxeQp,
     sys::{
         net::NetDevice,
         skb::{Route, TxSkb, IPV6_HDR_LEN},
@@ -158,7 +158,12 @@ impl<'a> Path<'a> {
     }
 
     /// A path to QP `dest_qp` at `av` (an address handle's, for UD).
-    pub(crate) fn to(ndev: &'a NetDevice, av: &'a AddressVector, src_port: u16, dest_qp: u32) -> Path<'a> {
+    pub(crate) fn to(
+        ndev: &'a NetDevice,
+        av: &'a AddressVector,
+        src_port: u16,
+        dest_qp: u32,
+    ) -> Path<'a> {
         Path {
             route: Route {
                 ndev,
@@ -223,9 +228,11 @@ impl<'a> Path<'a> {
     ) -> core::result::Result<TxSkb, BuildFailure> {
         let opcode = Opcode::from_u8(bth.opcode).ok_or(BuildFailure::Dropped)?;
         let total = packet_len(opcode, payload_len).ok_or(BuildFailure::Dropped)?;
-        let mut skb = TxSkb::new(self.route.ndev, self.route.ipv6, total).map_err(|_| BuildFailure::Dropped)?;
+        let mut skb = TxSkb::new(self.route.ndev, self.route.ipv6, total)
+            .map_err(|_| BuildFailure::Dropped)?;
         let pkt = skb.packet();
-        let hdr_len = write_headers(pkt, bth, ext, payload_len).map_err(|_| BuildFailure::Dropped)?;
+        let hdr_len =
+            write_headers(pkt, bth, ext, payload_len).map_err(|_| BuildFailure::Dropped)?;
         let (payload, trailer) = pkt
             .get_mut(hdr_len..)
             .and_then(|rest| rest.split_at_mut_checked(payload_len))

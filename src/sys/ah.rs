@@ -37,7 +37,11 @@ pub(super) unsafe extern "C" fn create_ah_callback(
         // `device` set, the init attributes with a resolved AH attribute
         // (its source GID attribute held for the call), and the udata.
         let (rxe, init, udata) = unsafe {
-            (super::ib::rxe_of((*ibah).device), &*init, Udata::from_raw(udata))
+            (
+                super::ib::rxe_of((*ibah).device),
+                &*init,
+                Udata::from_raw(udata),
+            )
         };
         // SAFETY: `ah_attr` is valid for the call (see above).
         let av = super::qp::read_av(unsafe { &*init.ah_attr })?;
@@ -49,7 +53,9 @@ pub(super) unsafe extern "C" fn create_ah_callback(
         // SAFETY: The driver part of the zeroed object is memory ib_core
         // never touches or moves; it is initialised once here and dropped
         // in `destroy_ah`.
-        if let Err(never) = unsafe { pin_init::raw_try_init(core::ptr::addr_of_mut!((*ah).body), body) } {
+        if let Err(never) =
+            unsafe { pin_init::raw_try_init(core::ptr::addr_of_mut!((*ah).body), body) }
+        {
             match never {}
         }
         // SAFETY: Initialised just above.
@@ -57,7 +63,9 @@ pub(super) unsafe extern "C" fn create_ah_callback(
         if let Err(e) = crate::ah::publish(rxe, ah) {
             crate::ah::abandon(rxe, index);
             // SAFETY: Initialised above and never published.
-            unsafe { core::ptr::drop_in_place(core::ptr::addr_of_mut!((*ibah.cast::<RxeAh>()).body)) };
+            unsafe {
+                core::ptr::drop_in_place(core::ptr::addr_of_mut!((*ibah.cast::<RxeAh>()).body))
+            };
             return Err(e);
         }
         Ok(0)
@@ -75,7 +83,10 @@ pub(super) unsafe extern "C" fn query_ah_callback(
     0
 }
 
-pub(super) unsafe extern "C" fn destroy_ah_callback(ibah: *mut bindings::ib_ah, _flags: u32) -> c_int {
+pub(super) unsafe extern "C" fn destroy_ah_callback(
+    ibah: *mut bindings::ib_ah,
+    _flags: u32,
+) -> c_int {
     // SAFETY: ib_core destroys only AHs that `create_ah` initialised, once.
     // Destroying does not sleep, so the caller's context does not matter.
     let (rxe, ah) = unsafe { (super::ib::rxe_of((*ibah).device), rxe_ah(ibah)) };

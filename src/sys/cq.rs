@@ -5,8 +5,8 @@
 //! that `poll_cq` fills, and the `ib_device_ops` adapters for the CQ verbs.
 
 use super::{bindings, queue::Ucontext};
-use crate::cq::{CqCreate, RxeCq};
 use crate::abi::cq::KernelCqe;
+use crate::cq::{CqCreate, RxeCq};
 use kernel::{error::from_result, error::to_result, prelude::*, types::Opaque};
 
 /// The `ib_cq` embedded at the start of [`RxeCq`].

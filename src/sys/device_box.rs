@@ -5,10 +5,10 @@
 //! running Rust destructors; [`OwnerDevice`]: a way back from such an
 //! object to its device.
 
-use core::pin::Pin;
-use core::sync::atomic::{AtomicPtr, Ordering};
 use crate::device::RxeDevice;
+use core::pin::Pin;
 use core::ptr::NonNull;
+use core::sync::atomic::{AtomicPtr, Ordering};
 use kernel::prelude::*;
 
 /// An optional pinned heap object, set while the device is created and

@@ -128,8 +128,13 @@ unsafe fn fill_and_register(
         bindings::rxe_glue_mark_name_assigned_by_user(ib);
         let ops = device_ops();
         bindings::ib_set_device_ops(ib, &ops);
-        to_result(bindings::ib_device_set_netdev(ib, ndev.as_ptr(), 1))
-            .and_then(|()| to_result(bindings::ib_register_device(ib, name.as_char_ptr(), core::ptr::null_mut())))
+        to_result(bindings::ib_device_set_netdev(ib, ndev.as_ptr(), 1)).and_then(|()| {
+            to_result(bindings::ib_register_device(
+                ib,
+                name.as_char_ptr(),
+                core::ptr::null_mut(),
+            ))
+        })
     }
 }
 
@@ -235,7 +240,10 @@ pub(crate) fn unregister_link_ops() {
     unsafe { bindings::rdma_link_unregister(LINK_OPS.0.get()) };
 }
 
-unsafe extern "C" fn newlink_callback(name: *const c_char, ndev: *mut bindings::net_device) -> c_int {
+unsafe extern "C" fn newlink_callback(
+    name: *const c_char,
+    ndev: *mut bindings::net_device,
+) -> c_int {
     from_result(|| {
         // SAFETY: nldev passes a NUL-terminated name and a netdev it holds a
         // reference on for the duration of the call.
@@ -403,7 +411,10 @@ unsafe extern "C" fn dealloc_ucontext_callback(uctx: *mut bindings::ib_ucontext)
 /// device goes away, as with the C driver (which has the same empty hook).
 unsafe extern "C" fn disassociate_ucontext_callback(_uctx: *mut bindings::ib_ucontext) {}
 
-unsafe extern "C" fn alloc_pd_callback(pd: *mut bindings::ib_pd, _udata: *mut bindings::ib_udata) -> c_int {
+unsafe extern "C" fn alloc_pd_callback(
+    pd: *mut bindings::ib_pd,
+    _udata: *mut bindings::ib_udata,
+) -> c_int {
     from_result(|| {
         // SAFETY: ib_core passes a zeroed object of `size_ib_pd` bytes whose
         // `device` is set.
@@ -413,7 +424,10 @@ unsafe extern "C" fn alloc_pd_callback(pd: *mut bindings::ib_pd, _udata: *mut bi
     })
 }
 
-unsafe extern "C" fn dealloc_pd_callback(pd: *mut bindings::ib_pd, _udata: *mut bindings::ib_udata) -> c_int {
+unsafe extern "C" fn dealloc_pd_callback(
+    pd: *mut bindings::ib_pd,
+    _udata: *mut bindings::ib_udata,
+) -> c_int {
     // SAFETY: The PD was created by `alloc_pd_callback`.
     let rxe = unsafe { rxe_of((*pd).device) };
     verbs::dealloc_pd(rxe);

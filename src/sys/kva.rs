@@ -32,7 +32,9 @@ pub(crate) fn read(va: u64, dst: &mut [u8]) -> Result<(), BadAddress> {
     // SAFETY: Every page of the source is mapped kernel memory (checked
     // above); `dst` is a distinct Rust buffer of the same length. The bytes
     // may change under us (the ULP owns them), which a byte copy tolerates.
-    unsafe { core::ptr::copy_nonoverlapping(va as usize as *const u8, dst.as_mut_ptr(), dst.len()) };
+    unsafe {
+        core::ptr::copy_nonoverlapping(va as usize as *const u8, dst.as_mut_ptr(), dst.len())
+    };
     Ok(())
 }
 

@@ -57,7 +57,12 @@ unsafe impl Sync for Umem {}
 impl Umem {
     /// Pins `[addr, addr + len)` of the calling process for `access`
     /// (`IB_ACCESS_*`: write access makes the pages writable).
-    pub(crate) fn pin(rxe: &crate::device::RxeDevice, addr: u64, len: u64, access: u32) -> Result<Umem> {
+    pub(crate) fn pin(
+        rxe: &crate::device::RxeDevice,
+        addr: u64,
+        len: u64,
+        access: u32,
+    ) -> Result<Umem> {
         let addr = usize::try_from(addr).map_err(|_| EINVAL)?;
         let len = usize::try_from(len).map_err(|_| EINVAL)?;
         // SAFETY: The device is live; `ib_umem_get_va` checks the range
@@ -66,7 +71,9 @@ impl Umem {
             bindings::rxe_glue_umem_get(rxe.ib.as_ptr(), addr as _, len, access as c_int)
         };
         let ptr = kernel::error::from_err_ptr(ptr)?;
-        Ok(Umem { ptr: NonNull::new(ptr).ok_or(ENOMEM)? })
+        Ok(Umem {
+            ptr: NonNull::new(ptr).ok_or(ENOMEM)?,
+        })
     }
 
     /// The pinned pages, in address order.
@@ -136,7 +143,12 @@ impl PageList {
             // SAFETY: `page` is pinned (invariant); the chunk lies within
             // one page; `part` is readable for its length.
             unsafe {
-                bindings::rxe_glue_memcpy_to_page(page, chunk.offset, part.as_ptr().cast(), chunk.len)
+                bindings::rxe_glue_memcpy_to_page(
+                    page,
+                    chunk.offset,
+                    part.as_ptr().cast(),
+                    chunk.len,
+                )
             };
             done += chunk.len;
         }
@@ -153,7 +165,12 @@ impl PageList {
             let part = &mut dst[done..done + chunk.len];
             // SAFETY: As in `copy_in`; `part` is writable for its length.
             unsafe {
-                bindings::rxe_glue_memcpy_from_page(part.as_mut_ptr().cast(), page, chunk.offset, chunk.len)
+                bindings::rxe_glue_memcpy_from_page(
+                    part.as_mut_ptr().cast(),
+                    page,
+                    chunk.offset,
+                    chunk.len,
+                )
             };
             done += chunk.len;
         }

@@ -162,7 +162,9 @@ impl UdpTunnelSock {
     pub(crate) fn new(net: &Net, ipv6: bool, port: u16, encap_rcv: EncapRcv) -> Result<Self> {
         let mut sock: *mut bindings::socket = core::ptr::null_mut();
         // SAFETY: `net` is live; `sock` is a valid out-pointer.
-        to_result(unsafe { bindings::rxe_glue_udp_sock_create(net.as_ptr(), ipv6, port, &mut sock) })?;
+        to_result(unsafe {
+            bindings::rxe_glue_udp_sock_create(net.as_ptr(), ipv6, port, &mut sock)
+        })?;
         // SAFETY: `udp_sock_create` succeeded, so `sock` is a valid socket.
         let sk = NonNull::new(unsafe { bindings::rxe_glue_socket_sk(sock) }).ok_or(EINVAL)?;
         let mut cfg = bindings::udp_tunnel_sock_cfg {
@@ -317,13 +319,18 @@ impl NetdevNotifier {
     ///
     /// `ptr` is the `netdev_notifier_info` of a netdev notifier call in
     /// progress; the device stays valid for `'a`.
-    pub(crate) unsafe fn decode<'a>(event: c_ulong, ptr: *mut c_void) -> (NetdevEvent, &'a NetDevice) {
+    pub(crate) unsafe fn decode<'a>(
+        event: c_ulong,
+        ptr: *mut c_void,
+    ) -> (NetdevEvent, &'a NetDevice) {
         // SAFETY: By the caller's promise `ptr` is a notifier info.
         let ndev = unsafe { NetDevice::from_raw(bindings::rxe_glue_notifier_dev(ptr)) };
         let event = match event as u32 {
             bindings::netdev_cmd_NETDEV_UNREGISTER => NetdevEvent::Unregister,
             bindings::netdev_cmd_NETDEV_CHANGEMTU => NetdevEvent::ChangeMtu,
-            bindings::netdev_cmd_NETDEV_DOWN | bindings::netdev_cmd_NETDEV_CHANGE => NetdevEvent::Down,
+            bindings::netdev_cmd_NETDEV_DOWN | bindings::netdev_cmd_NETDEV_CHANGE => {
+                NetdevEvent::Down
+            }
             _ => NetdevEvent::Other,
         };
         (event, ndev)

@@ -40,7 +40,11 @@ fn irqs_off() -> bool {
 /// # Safety
 ///
 /// `list` points to `num` live `ib_sge`s (or `num` is 0).
-unsafe fn read_sges(list: *const bindings::ib_sge, num: c_int, out: &mut [Sge; MAX_SGE]) -> Result<&[Sge]> {
+unsafe fn read_sges(
+    list: *const bindings::ib_sge,
+    num: c_int,
+    out: &mut [Sge; MAX_SGE],
+) -> Result<&[Sge]> {
     let n = usize::try_from(num).map_err(|_| EINVAL)?;
     if n > MAX_SGE {
         return Err(EINVAL);
@@ -48,7 +52,11 @@ unsafe fn read_sges(list: *const bindings::ib_sge, num: c_int, out: &mut [Sge; M
     for (i, slot) in out.iter_mut().take(n).enumerate() {
         // SAFETY: `i < num`, inside the caller's array.
         let s = unsafe { *list.add(i) };
-        *slot = Sge { addr: s.addr, length: s.length, lkey: s.lkey };
+        *slot = Sge {
+            addr: s.addr,
+            length: s.length,
+            lkey: s.lkey,
+        };
     }
     Ok(&out[..n])
 }
@@ -65,12 +73,20 @@ unsafe fn read_remote(wr: *const bindings::ib_send_wr, opcode: u32) -> Remote {
         Some(RdmaWrite | RdmaWriteWithImm | RdmaRead | RdmaReadWithInv) => {
             // SAFETY: By the caller's promise the request heads an `ib_rdma_wr`.
             let r = unsafe { &*wr.cast::<bindings::ib_rdma_wr>() };
-            Remote::Rdma { addr: r.remote_addr, rkey: r.rkey }
+            Remote::Rdma {
+                addr: r.remote_addr,
+                rkey: r.rkey,
+            }
         }
         Some(AtomicCmpAndSwp | AtomicFetchAndAdd) => {
             // SAFETY: By the caller's promise the request heads an `ib_atomic_wr`.
             let a = unsafe { &*wr.cast::<bindings::ib_atomic_wr>() };
-            Remote::Atomic { addr: a.remote_addr, compare_add: a.compare_add, swap: a.swap, rkey: a.rkey }
+            Remote::Atomic {
+                addr: a.remote_addr,
+                compare_add: a.compare_add,
+                swap: a.swap,
+                rkey: a.rkey,
+            }
         }
         _ => Remote::None,
     }
@@ -147,14 +163,21 @@ unsafe fn post_one_send(qp: &crate::qp::RxeQp, wr: *const bindings::ib_send_wr) 
 ///
 /// `w.sg_list` holds `w.num_sge` live entries.
 #[inline(never)]
-unsafe fn post_one_inline(qp: &crate::qp::RxeQp, w: &bindings::ib_send_wr, request: &KernelSendWr) -> Result {
+unsafe fn post_one_inline(
+    qp: &crate::qp::RxeQp,
+    w: &bindings::ib_send_wr,
+    request: &KernelSendWr,
+) -> Result {
     let mut sges = [Sge::default(); MAX_SGE];
     // SAFETY: The caller's promise.
     let sges = unsafe { read_sges(w.sg_list, w.num_sge, &mut sges) }?;
     let mut data = [0u8; MAX_INLINE_DATA];
     let mut len = 0usize;
     for s in sges {
-        let end = len.checked_add(s.length as usize).filter(|&e| e <= data.len()).ok_or(EINVAL)?;
+        let end = len
+            .checked_add(s.length as usize)
+            .filter(|&e| e <= data.len())
+            .ok_or(EINVAL)?;
         kva::read(s.addr, &mut data[len..end]).map_err(|_| EFAULT)?;
         len = end;
     }
@@ -205,7 +228,10 @@ pub(super) unsafe extern "C" fn post_send_callback(
 /// # Safety
 ///
 /// `wr` is a live `ib_recv_wr` whose `sg_list` holds `num_sge` entries.
-unsafe fn read_recv<'a>(wr: *const bindings::ib_recv_wr, sges: &'a mut [Sge; MAX_SGE]) -> Result<(u64, &'a [Sge])> {
+unsafe fn read_recv<'a>(
+    wr: *const bindings::ib_recv_wr,
+    sges: &'a mut [Sge; MAX_SGE],
+) -> Result<(u64, &'a [Sge])> {
     // SAFETY: Live by the caller's promise.
     let w = unsafe { &*wr };
     // SAFETY: Both union members are 64 bits; the bits are the cookie.
@@ -261,7 +287,11 @@ pub(super) unsafe extern "C" fn post_recv_callback(
         return EOPNOTSUPP.to_errno();
     }
     // SAFETY: ib_post_recv's contract: a live chain and out-pointer.
-    unsafe { post_recv_chain(wr, bad_wr, |wr_id, sges| crate::rc::post::post_recv(rxe, qp, wr_id, sges)) }
+    unsafe {
+        post_recv_chain(wr, bad_wr, |wr_id, sges| {
+            crate::rc::post::post_recv(rxe, qp, wr_id, sges)
+        })
+    }
 }
 
 pub(super) unsafe extern "C" fn post_srq_recv_callback(
@@ -278,5 +308,9 @@ pub(super) unsafe extern "C" fn post_srq_recv_callback(
         return EOPNOTSUPP.to_errno();
     }
     // SAFETY: ib_post_srq_recv's contract: a live chain and out-pointer.
-    unsafe { post_recv_chain(wr, bad_wr, |wr_id, sges| crate::rc::post::post_srq_recv(srq, wr_id, sges)) }
+    unsafe {
+        post_recv_chain(wr, bad_wr, |wr_id, sges| {
+            crate::rc::post::post_srq_recv(srq, wr_id, sges)
+        })
+    }
 }

@@ -37,7 +37,11 @@ pub(crate) fn transition_ok(attrs: &QpAttrs, qp_type: QpType, req: &ModifyReques
     } else {
         attrs.state as u32
     };
-    let next = if req.mask & mask::STATE != 0 { req.qp_state } else { cur };
+    let next = if req.mask & mask::STATE != 0 {
+        req.qp_state
+    } else {
+        cur
+    };
     if QpState::from_raw(cur).is_none() || QpState::from_raw(next).is_none() {
         return false;
     }
@@ -117,7 +121,11 @@ fn write_caps(caps: &QpCaps, has_rq: bool, cap: &mut bindings::ib_qp_cap) {
 /// Reads a modify request; the address vectors are resolved only when
 /// their mask bit is set.
 fn read_request(attr: &bindings::ib_qp_attr, m: u32) -> Result<ModifyRequest> {
-    let av = if m & mask::AV != 0 { read_av(&attr.ah_attr)? } else { AddressVector::default() };
+    let av = if m & mask::AV != 0 {
+        read_av(&attr.ah_attr)?
+    } else {
+        AddressVector::default()
+    };
     let alt_av = if m & mask::ALT_PATH != 0 {
         read_av(&attr.alt_ah_attr)?
     } else {
@@ -210,7 +218,11 @@ pub(super) unsafe extern "C" fn create_qp_callback(
         // `device` set, the init attributes (which the driver updates with
         // the real caps) and the call's udata, all live for the call.
         let (rxe, init, udata) = unsafe {
-            (super::ib::rxe_of((*ibqp).device), &mut *init, Udata::from_raw(udata))
+            (
+                super::ib::rxe_of((*ibqp).device),
+                &mut *init,
+                Udata::from_raw(udata),
+            )
         };
         let req = QpCreate {
             qp_type: init.qp_type,
@@ -225,7 +237,9 @@ pub(super) unsafe extern "C" fn create_qp_callback(
         // SAFETY: The driver part of the zeroed object is memory ib_core
         // never touches and never moves; it is initialised once here and
         // dropped in `destroy_qp`.
-        if let Err(never) = unsafe { pin_init::raw_try_init(core::ptr::addr_of_mut!((*qp).body), body) } {
+        if let Err(never) =
+            unsafe { pin_init::raw_try_init(core::ptr::addr_of_mut!((*qp).body), body) }
+        {
             match never {}
         }
         // SAFETY: Initialised just above; ib_core reads `qp_num` after the
@@ -238,7 +252,9 @@ pub(super) unsafe extern "C" fn create_qp_callback(
         if let Err(e) = crate::qp::publish(rxe, qp) {
             crate::qp::abandon(rxe, qpn);
             // SAFETY: Initialised above and never published.
-            unsafe { core::ptr::drop_in_place(core::ptr::addr_of_mut!((*ibqp.cast::<RxeQp>()).body)) };
+            unsafe {
+                core::ptr::drop_in_place(core::ptr::addr_of_mut!((*ibqp.cast::<RxeQp>()).body))
+            };
             return Err(e);
         }
         Ok(0)
@@ -318,8 +334,12 @@ fn timer_fired(timer: *mut bindings::timer_list, kind: crate::rc::complete::Time
     // waits for this callback); `Timer` is a transparent `timer_list`.
     let qp = unsafe {
         &*match kind {
-            crate::rc::complete::TimerKind::Retry => kernel::container_of!(timer, RxeQp, body.retry_timer),
-            crate::rc::complete::TimerKind::Rnr => kernel::container_of!(timer, RxeQp, body.rnr_timer),
+            crate::rc::complete::TimerKind::Retry => {
+                kernel::container_of!(timer, RxeQp, body.retry_timer)
+            }
+            crate::rc::complete::TimerKind::Rnr => {
+                kernel::container_of!(timer, RxeQp, body.rnr_timer)
+            }
         }
     };
     // SAFETY: The QP's device outlives the QP. A timer callback runs in
@@ -327,7 +347,10 @@ fn timer_fired(timer: *mut bindings::timer_list, kind: crate::rc::complete::Time
     let (rxe, ndev) = unsafe {
         let ib = (*qp.ibqp.as_ptr()).device;
         let ndev = bindings::rxe_glue_ib_netdev_rcu(ib);
-        (super::ib::rxe_of(ib), (!ndev.is_null()).then(|| super::net::NetDevice::from_raw(ndev)))
+        (
+            super::ib::rxe_of(ib),
+            (!ndev.is_null()).then(|| super::net::NetDevice::from_raw(ndev)),
+        )
     };
     if let Some(ndev) = ndev {
         crate::rc::complete::timer_expired(rxe, qp, ndev, kind);
@@ -356,7 +379,10 @@ pub(crate) unsafe extern "C" fn tx_work_callback(work: *mut bindings::work_struc
     let (rxe, ndev) = unsafe {
         let ib = (*qp.ibqp.as_ptr()).device;
         let ndev = bindings::rxe_glue_ib_netdev_rcu(ib);
-        (super::ib::rxe_of(ib), (!ndev.is_null()).then(|| super::net::NetDevice::from_raw(ndev)))
+        (
+            super::ib::rxe_of(ib),
+            (!ndev.is_null()).then(|| super::net::NetDevice::from_raw(ndev)),
+        )
     };
     if let Some(ndev) = ndev {
         crate::rc::transmit(rxe, qp, ndev);
@@ -388,7 +414,10 @@ unsafe impl Send for QpPtr {}
 impl TxLink {
     /// A link pointing at nothing yet.
     pub(crate) fn new() -> Result<Arc<TxLink>> {
-        Arc::pin_init(pin_init!(TxLink { qp <- new_spinlock_irq!(None, "TxLink::qp") }), GFP_KERNEL)
+        Arc::pin_init(
+            pin_init!(TxLink { qp <- new_spinlock_irq!(None, "TxLink::qp") }),
+            GFP_KERNEL,
+        )
     }
 
     /// Points the link at `qp`, whose body holds it.
@@ -422,7 +451,9 @@ impl RxeQp {
     /// A packet is about to be sent: counts it in flight and returns the
     /// link reference it keeps until the stack frees it.
     pub(crate) fn tx_hold(&self) -> Arc<TxLink> {
-        self.body.tx_inflight.fetch_add(1, core::sync::atomic::Ordering::SeqCst);
+        self.body
+            .tx_inflight
+            .fetch_add(1, core::sync::atomic::Ordering::SeqCst);
         self.body.tx_link.clone()
     }
 

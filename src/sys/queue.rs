@@ -93,7 +93,9 @@ unsafe impl Sync for QueueBuf {}
 
 /// Rounds `size` up to whole pages, failing on overflow.
 fn page_align(size: usize) -> Result<usize> {
-    size.checked_add(PAGE_SIZE - 1).map(|s| s & !(PAGE_SIZE - 1)).ok_or(EINVAL)
+    size.checked_add(PAGE_SIZE - 1)
+        .map(|s| s & !(PAGE_SIZE - 1))
+        .ok_or(EINVAL)
 }
 
 /// `vmalloc_user(size)`.
@@ -109,7 +111,11 @@ impl QueueBuf {
         let size = page_align(size)?;
         let ptr = vmalloc_user(size)?;
         // INVARIANT: A fresh allocation of `size` bytes, owned by us.
-        Ok(Self { ptr, size, entry: None })
+        Ok(Self {
+            ptr,
+            size,
+            entry: None,
+        })
     }
 
     /// A zeroed buffer of at least `size` bytes that `uctx` may map once it
@@ -224,7 +230,9 @@ impl SharedBuf for QueueBuf {
             // by user space (it owns the mapping), as with any memory
             // shared with user space: they are copied once and treated as
             // untrusted values, for which every bit pattern is valid.
-            Some(src) => unsafe { core::ptr::copy_nonoverlapping(src, dst.as_mut_ptr(), dst.len()) },
+            Some(src) => unsafe {
+                core::ptr::copy_nonoverlapping(src, dst.as_mut_ptr(), dst.len())
+            },
             None => dst.fill(0),
         }
     }

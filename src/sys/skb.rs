@@ -63,7 +63,12 @@ impl TxSkb {
         let skb = NonNull::new(skb).ok_or(ENOMEM)?;
         let data = NonNull::new(data).ok_or(ENOMEM)?;
         // INVARIANT: A fresh skb with `len` bytes put at `data`.
-        Ok(TxSkb { skb, data, len, ipv6 })
+        Ok(TxSkb {
+            skb,
+            data,
+            len,
+            ipv6,
+        })
     }
 
     /// The RoCE packet bytes.
@@ -77,12 +82,19 @@ impl TxSkb {
         let mut data: *mut u8 = core::ptr::null_mut();
         // SAFETY: We own the skb and it has no destructor yet; `data` is a
         // valid out-pointer.
-        let skb = unsafe { bindings::rxe_glue_skb_copy(self.skb.as_ptr(), self.data.as_ptr(), &mut data) };
+        let skb = unsafe {
+            bindings::rxe_glue_skb_copy(self.skb.as_ptr(), self.data.as_ptr(), &mut data)
+        };
         let skb = NonNull::new(skb).ok_or(ENOMEM)?;
         let data = NonNull::new(data).ok_or(ENOMEM)?;
         // INVARIANT: A private copy of our skb, `data` at the same offset
         // in it, so `len` bytes from there are its packet.
-        Ok(TxSkb { skb, data, len: self.len, ipv6: self.ipv6 })
+        Ok(TxSkb {
+            skb,
+            data,
+            len: self.len,
+            ipv6: self.ipv6,
+        })
     }
 
     /// Routes the packet and writes its UDP and IP headers; returns the IP
@@ -123,7 +135,11 @@ impl TxSkb {
             }
         };
         kernel::error::to_result(err)?;
-        let ip_len = if self.ipv6 { IPV6_HDR_LEN } else { IPV4_HDR_LEN };
+        let ip_len = if self.ipv6 {
+            IPV6_HDR_LEN
+        } else {
+            IPV4_HDR_LEN
+        };
         // SAFETY: The glue pushed an IP header of `ip_len` bytes followed
         // by the 8-byte UDP header right before `data`, inside the skb.
         let (ip, udp) = unsafe {
@@ -138,7 +154,13 @@ impl TxSkb {
     /// Length of the IP packet (headers, UDP and the RoCE packet) once
     /// routed.
     pub(crate) fn ip_len(&self) -> usize {
-        self.len + 8 + if self.ipv6 { IPV6_HDR_LEN } else { IPV4_HDR_LEN }
+        self.len
+            + 8
+            + if self.ipv6 {
+                IPV6_HDR_LEN
+            } else {
+                IPV4_HDR_LEN
+            }
     }
 
     /// Hands the routed packet to the IP stack. The packet counts as in
@@ -218,7 +240,9 @@ pub(crate) fn wait_sent_packets() {
 /// # Safety
 ///
 /// Called once, from module init, before any packet is sent.
-pub(crate) unsafe fn loopback_init(rcv: unsafe extern "C" fn(*mut bindings::sock, *mut bindings::sk_buff) -> c_int) {
+pub(crate) unsafe fn loopback_init(
+    rcv: unsafe extern "C" fn(*mut bindings::sock, *mut bindings::sk_buff) -> c_int,
+) {
     // SAFETY: Called once before any packet is sent (our contract).
     unsafe { bindings::rxe_glue_loopback_init(Some(rcv)) };
 }
@@ -268,9 +292,17 @@ impl<'a> RxDatagram<'a> {
     /// `skb` was handed to the UDP encapsulation callback, or to the
     /// loopback path's receive function if `loopback`, which runs in an RCU
     /// read section for `'a`; the caller does not touch it afterwards.
-    pub(crate) unsafe fn take(skb: *mut bindings::sk_buff, loopback: bool) -> Option<RxDatagram<'a>> {
-        let (mut iph, mut iph_len, mut udph, mut payload, mut payload_len) =
-            (core::ptr::null_mut(), 0u32, core::ptr::null_mut(), core::ptr::null_mut(), 0u32);
+    pub(crate) unsafe fn take(
+        skb: *mut bindings::sk_buff,
+        loopback: bool,
+    ) -> Option<RxDatagram<'a>> {
+        let (mut iph, mut iph_len, mut udph, mut payload, mut payload_len) = (
+            core::ptr::null_mut(),
+            0u32,
+            core::ptr::null_mut(),
+            core::ptr::null_mut(),
+            0u32,
+        );
         // SAFETY: We own `skb`; the out-pointers are valid.
         let ndev = unsafe {
             bindings::rxe_glue_rx_prepare(

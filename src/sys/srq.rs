@@ -59,7 +59,12 @@ fn read_modify_cmd(udata: *mut bindings::ib_udata) -> Result<ModifySrqCmd> {
     // SAFETY: ib_core passes the live udata of the call; `bytes` is
     // writable for its length, which is also the minimum size.
     kernel::error::to_result(unsafe {
-        bindings::_ib_copy_validate_udata_in(udata, bytes.as_mut_ptr().cast(), bytes.len(), bytes.len())
+        bindings::_ib_copy_validate_udata_in(
+            udata,
+            bytes.as_mut_ptr().cast(),
+            bytes.len(),
+            bytes.len(),
+        )
     })?;
     ModifySrqCmd::decode(&bytes).map_err(|_| EINVAL)
 }
@@ -75,7 +80,11 @@ pub(super) unsafe extern "C" fn create_srq_callback(
         // `device` set, the init attributes (updated with the real caps)
         // and the udata, all live for the call.
         let (rxe, init, udata) = unsafe {
-            (super::ib::rxe_of((*ibsrq).device), &mut *init, Udata::from_raw(udata))
+            (
+                super::ib::rxe_of((*ibsrq).device),
+                &mut *init,
+                Udata::from_raw(udata),
+            )
         };
         let mut attr = SrqAttr {
             max_wr: init.attr.max_wr,
@@ -88,7 +97,9 @@ pub(super) unsafe extern "C" fn create_srq_callback(
         // SAFETY: The driver part of the zeroed object is memory ib_core
         // never touches or moves; it is initialised once here and dropped in
         // `destroy_srq`.
-        if let Err(never) = unsafe { pin_init::raw_try_init(core::ptr::addr_of_mut!((*srq).body), body) } {
+        if let Err(never) =
+            unsafe { pin_init::raw_try_init(core::ptr::addr_of_mut!((*srq).body), body) }
+        {
             match never {}
         }
         // SAFETY: Initialised just above.
@@ -96,7 +107,9 @@ pub(super) unsafe extern "C" fn create_srq_callback(
         if let Err(e) = crate::srq::publish(rxe, srq) {
             crate::srq::abandon(rxe, srq_num);
             // SAFETY: Initialised above and never published.
-            unsafe { core::ptr::drop_in_place(core::ptr::addr_of_mut!((*ibsrq.cast::<RxeSrq>()).body)) };
+            unsafe {
+                core::ptr::drop_in_place(core::ptr::addr_of_mut!((*ibsrq.cast::<RxeSrq>()).body))
+            };
             return Err(e);
         }
         init.attr.max_wr = attr.max_wr;
@@ -112,7 +125,11 @@ pub(super) unsafe extern "C" fn modify_srq_callback(
     udata: *mut bindings::ib_udata,
 ) -> c_int {
     from_result(|| {
-        let cmd = if udata.is_null() { None } else { Some(read_modify_cmd(udata)?) };
+        let cmd = if udata.is_null() {
+            None
+        } else {
+            Some(read_modify_cmd(udata)?)
+        };
         // SAFETY: ib_core passes a live SRQ of ours, the attributes and the
         // call's udata.
         let (srq, attr, udata_ref) = unsafe { (rxe_srq(ibsrq), &*attr, Udata::from_raw(udata)) };
@@ -124,7 +141,13 @@ pub(super) unsafe extern "C" fn modify_srq_callback(
         let resize = mask & bindings::ib_srq_attr_mask_IB_SRQ_MAX_WR != 0;
         let set_limit = mask & bindings::ib_srq_attr_mask_IB_SRQ_LIMIT != 0;
         let sink = cmd.map(|c| UserMmapInfo(c.mmap_info_addr));
-        srq.modify(&attr, resize, set_limit, udata_ref, sink.as_ref().map(|s| s as &dyn MmapInfoSink))?;
+        srq.modify(
+            &attr,
+            resize,
+            set_limit,
+            udata_ref,
+            sink.as_ref().map(|s| s as &dyn MmapInfoSink),
+        )?;
         Ok(0)
     })
 }

@@ -123,7 +123,14 @@ impl<T: Counted> IndexTable<T> {
         // SAFETY: Initialised table (invariant); `next` is only used under
         // the lock the call takes.
         let ret = unsafe {
-            bindings::rxe_glue_xa_reserve_cyclic(self.xa.get(), &mut id, min, max, self.next.get(), atomic)
+            bindings::rxe_glue_xa_reserve_cyclic(
+                self.xa.get(),
+                &mut id,
+                min,
+                max,
+                self.next.get(),
+                atomic,
+            )
         };
         match ret {
             0 | 1 => Ok(id),

@@ -54,10 +54,24 @@ pub(crate) enum GoBackCause {
 
 /// `rxe_resp_psn`: the responder checked request `psn` of QP `qpn` against
 /// `expected` and answered with `reply` (PSN `reply_psn`).
-pub(crate) fn resp_psn(qpn: u32, psn: Psn, expected: Psn, verdict: PsnVerdict, reply: ResponderReply, reply_psn: Psn) {
+pub(crate) fn resp_psn(
+    qpn: u32,
+    psn: Psn,
+    expected: Psn,
+    verdict: PsnVerdict,
+    reply: ResponderReply,
+    reply_psn: Psn,
+) {
     // SAFETY: Plain values; the event may run in any context.
     unsafe {
-        bindings::rxe_glue_trace_resp_psn(qpn, psn.get(), expected.get(), verdict as u8, reply as u8, reply_psn.get())
+        bindings::rxe_glue_trace_resp_psn(
+            qpn,
+            psn.get(),
+            expected.get(),
+            verdict as u8,
+            reply as u8,
+            reply_psn.get(),
+        )
     }
 }
 

@@ -129,12 +129,22 @@ pub fn write_send_wqe(slot: &mut [u8], hdr: &RawSendWqe, sges: &[Sge], inline: O
     let mut h = *hdr;
     match inline {
         Some(data) => {
-            h.dma = DmaInfo { length: data.len() as u32, resid: data.len() as u32, num_sge: 1, ..Default::default() };
+            h.dma = DmaInfo {
+                length: data.len() as u32,
+                resid: data.len() as u32,
+                num_sge: 1,
+                ..Default::default()
+            };
             slot[send_wqe::DATA..send_wqe::DATA + data.len()].copy_from_slice(data);
         }
         None => {
             let sum: u32 = sges.iter().fold(0u32, |a, s| a.wrapping_add(s.length));
-            h.dma = DmaInfo { length: sum, resid: sum, num_sge: sges.len() as u32, ..Default::default() };
+            h.dma = DmaInfo {
+                length: sum,
+                resid: sum,
+                num_sge: sges.len() as u32,
+                ..Default::default()
+            };
             for (i, s) in sges.iter().enumerate() {
                 s.encode(&mut slot[send_wqe::DATA + 16 * i..]).unwrap();
             }
@@ -148,7 +158,12 @@ pub fn write_recv_wqe(slot: &mut [u8], wr_id: u64, sges: &[Sge]) {
     let sum: u32 = sges.iter().fold(0u32, |a, s| a.wrapping_add(s.length));
     let h = RawRecvWqe {
         wr_id,
-        dma: DmaInfo { length: sum, resid: sum, num_sge: sges.len() as u32, ..Default::default() },
+        dma: DmaInfo {
+            length: sum,
+            resid: sum,
+            num_sge: sges.len() as u32,
+            ..Default::default()
+        },
         ..Default::default()
     };
     h.encode(slot).unwrap();

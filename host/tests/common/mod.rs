@@ -30,7 +30,12 @@ pub struct Env {
 
 impl Env {
     pub fn new(mem_len: usize) -> Self {
-        Env { mem: vec![0; mem_len], rq: VecDeque::new(), atomics_executed: 0, deny_all: false }
+        Env {
+            mem: vec![0; mem_len],
+            rq: VecDeque::new(),
+            atomics_executed: 0,
+            deny_all: false,
+        }
     }
 
     fn index(&self, range: &RemoteRange) -> Option<usize> {
@@ -65,7 +70,11 @@ impl ResponderEnv for Env {
         self.rq.front().copied()
     }
 
-    fn check_access(&mut self, range: &RemoteRange, _access: RemoteAccess) -> Result<(), AccessError> {
+    fn check_access(
+        &mut self,
+        range: &RemoteRange,
+        _access: RemoteAccess,
+    ) -> Result<(), AccessError> {
         if self.deny_all {
             return Err(AccessError);
         }
@@ -73,7 +82,11 @@ impl ResponderEnv for Env {
     }
 
     fn execute_atomic(&mut self, args: &AtomicArgs) -> Result<u64, AccessError> {
-        let range = RemoteRange { va: args.va, rkey: args.rkey, len: 8 };
+        let range = RemoteRange {
+            va: args.va,
+            rkey: args.rkey,
+            len: 8,
+        };
         let off = self.index(&range).ok_or(AccessError)?;
         let orig = u64::from_le_bytes(self.mem[off..off + 8].try_into().unwrap());
         let new = match args.op {
@@ -104,7 +117,10 @@ pub fn resp_step<const R: usize>(
 }
 
 /// Runs one requester step and returns its actions.
-pub fn req_step<const N: usize>(req: &mut Requester<N>, ev: RequesterEvent) -> Vec<RequesterAction> {
+pub fn req_step<const N: usize>(
+    req: &mut Requester<N>,
+    ev: RequesterEvent,
+) -> Vec<RequesterAction> {
     let mut v = Vec::new();
     req.step(ev, &mut |a| v.push(a));
     v
@@ -123,10 +139,19 @@ pub fn transmits(actions: &[RequesterAction]) -> Vec<TxPacket> {
 
 /// Applies the responder's Place actions for `payload` to `env`'s memory and
 /// receive buffer `recv`.
-pub fn apply_places(actions: &[ResponderAction], payload: &[u8], env: &mut Env, recv: &mut Vec<u8>) {
+pub fn apply_places(
+    actions: &[ResponderAction],
+    payload: &[u8],
+    env: &mut Env,
+    recv: &mut Vec<u8>,
+) {
     for a in actions {
         match *a {
-            ResponderAction::Place { target, len, payload_offset } => {
+            ResponderAction::Place {
+                target,
+                len,
+                payload_offset,
+            } => {
                 let src = &payload[payload_offset as usize..(payload_offset + len) as usize];
                 match target {
                     PlaceTarget::Memory { va, .. } => env.write(va, src),
@@ -154,7 +179,12 @@ pub fn responses(actions: &[ResponderAction], env: &Env) -> Vec<(ResponsePacket,
     for a in actions {
         match *a {
             ResponderAction::SendAck { psn, syndrome, .. } => out.push((
-                ResponsePacket { psn, op: ResponseOp::Acknowledge, syndrome: Some(syndrome), payload_len: 0 },
+                ResponsePacket {
+                    psn,
+                    op: ResponseOp::Acknowledge,
+                    syndrome: Some(syndrome),
+                    payload_len: 0,
+                },
                 Vec::new(),
             )),
             ResponderAction::SendAtomicAck { psn, orig, .. } => out.push((
@@ -168,7 +198,11 @@ pub fn responses(actions: &[ResponderAction], env: &Env) -> Vec<(ResponsePacket,
             )),
             ResponderAction::SendReadResponses(job) => {
                 for p in job {
-                    let data = if p.range.len == 0 { Vec::new() } else { env.read(&p.range) };
+                    let data = if p.range.len == 0 {
+                        Vec::new()
+                    } else {
+                        env.read(&p.range)
+                    };
                     out.push((
                         ResponsePacket {
                             psn: p.psn,

@@ -124,7 +124,13 @@ impl ResponderEnv for Mem {
         self.off(range).map(|_| ()).ok_or(AccessError)
     }
     fn execute_atomic(&mut self, args: &AtomicArgs) -> Result<u64, AccessError> {
-        let off = self.off(&RemoteRange { va: args.va, rkey: args.rkey, len: 8 }).ok_or(AccessError)?;
+        let off = self
+            .off(&RemoteRange {
+                va: args.va,
+                rkey: args.rkey,
+                len: 8,
+            })
+            .ok_or(AccessError)?;
         let orig = u64::from_le_bytes(self.bytes[off..off + 8].try_into().unwrap());
         let new = apply_atomic(orig, args.op);
         self.bytes[off..off + 8].copy_from_slice(&new.to_le_bytes());
@@ -169,7 +175,15 @@ impl Link {
     }
     /// Sends a packet in direction `dir`, with serialization, loss,
     /// duplication and jitter.
-    fn send(&mut self, rng: &mut Rng, cfg: &SimConfig, now: u64, dir: usize, bytes: u32, ev: impl Fn() -> Ev) {
+    fn send(
+        &mut self,
+        rng: &mut Rng,
+        cfg: &SimConfig,
+        now: u64,
+        dir: usize,
+        bytes: u32,
+        ev: impl Fn() -> Ev,
+    ) {
         let depart = now.max(self.free_at[dir]);
         self.free_at[dir] = depart + 200 + u64::from(bytes) * 1000 / BYTES_PER_US;
         let copies = if rng.chance(cfg.dup) { 2 } else { 1 };
@@ -177,7 +191,11 @@ impl Link {
             if rng.chance(cfg.loss) {
                 continue;
             }
-            let jitter = if cfg.jitter_ns > 0 && rng.chance(cfg.reorder) { rng.below(cfg.jitter_ns) } else { 0 };
+            let jitter = if cfg.jitter_ns > 0 && rng.chance(cfg.reorder) {
+                rng.below(cfg.jitter_ns)
+            } else {
+                0
+            };
             self.at(self.free_at[dir] + LINK_NS + jitter, ev());
         }
     }
@@ -202,7 +220,11 @@ fn workload(rng: &mut Rng, cfg: &SimConfig, mem: &mut Mem) -> Vec<Work> {
     let mut write_va = WRITE_VA;
     let mut model = [0u64; ATOMIC_WORDS];
     for (i, w) in model.iter_mut().enumerate() {
-        *w = u64::from_le_bytes(mem.bytes[RO_LEN + 8 * i..RO_LEN + 8 * i + 8].try_into().unwrap());
+        *w = u64::from_le_bytes(
+            mem.bytes[RO_LEN + 8 * i..RO_LEN + 8 * i + 8]
+                .try_into()
+                .unwrap(),
+        );
     }
     for id in 0..cfg.messages as u64 {
         let roll = rng.below(100);
@@ -210,27 +232,79 @@ fn workload(rng: &mut Rng, cfg: &SimConfig, mem: &mut Mem) -> Vec<Work> {
         let data: Vec<u8> = (0..len).map(|_| rng.next_u64() as u8).collect();
         let w = if roll < 30 {
             let imm = rng.chance(0.3).then(|| rng.next_u64() as u32);
-            Work { wqe: SendWqe { id, op: WqeOp::Send { imm, invalidate_rkey: None }, length: len }, local: data, expect_orig: None }
+            Work {
+                wqe: SendWqe {
+                    id,
+                    op: WqeOp::Send {
+                        imm,
+                        invalidate_rkey: None,
+                    },
+                    length: len,
+                },
+                local: data,
+                expect_orig: None,
+            }
         } else if roll < 60 {
             let imm = rng.chance(0.2).then(|| rng.next_u64() as u32);
             let va = write_va;
             write_va += u64::from(len);
-            Work { wqe: SendWqe { id, op: WqeOp::Write { va, rkey: RKEY, imm }, length: len }, local: data, expect_orig: None }
+            Work {
+                wqe: SendWqe {
+                    id,
+                    op: WqeOp::Write {
+                        va,
+                        rkey: RKEY,
+                        imm,
+                    },
+                    length: len,
+                },
+                local: data,
+                expect_orig: None,
+            }
         } else if roll < 85 {
             let va = RO_VA + rng.below((RO_LEN - len as usize) as u64 + 1);
-            Work { wqe: SendWqe { id, op: WqeOp::Read { va, rkey: RKEY }, length: len }, local: vec![0; len as usize], expect_orig: None }
+            Work {
+                wqe: SendWqe {
+                    id,
+                    op: WqeOp::Read { va, rkey: RKEY },
+                    length: len,
+                },
+                local: vec![0; len as usize],
+                expect_orig: None,
+            }
         } else {
             let word = rng.below(ATOMIC_WORDS as u64) as usize;
             let op = if rng.chance(0.5) {
-                AtomicOp::FetchAdd { add: rng.below(1000) }
+                AtomicOp::FetchAdd {
+                    add: rng.below(1000),
+                }
             } else {
-                let compare = if rng.chance(0.5) { model[word] } else { rng.next_u64() };
-                AtomicOp::CompareSwap { compare, swap: rng.next_u64() }
+                let compare = if rng.chance(0.5) {
+                    model[word]
+                } else {
+                    rng.next_u64()
+                };
+                AtomicOp::CompareSwap {
+                    compare,
+                    swap: rng.next_u64(),
+                }
             };
             let orig = model[word];
             model[word] = apply_atomic(orig, op);
-            let args = AtomicArgs { va: ATOMIC_VA + 8 * word as u64, rkey: RKEY, op };
-            Work { wqe: SendWqe { id, op: WqeOp::Atomic(args), length: 8 }, local: Vec::new(), expect_orig: Some(orig) }
+            let args = AtomicArgs {
+                va: ATOMIC_VA + 8 * word as u64,
+                rkey: RKEY,
+                op,
+            };
+            Work {
+                wqe: SendWqe {
+                    id,
+                    op: WqeOp::Atomic(args),
+                    length: 8,
+                },
+                local: Vec::new(),
+                expect_orig: Some(orig),
+            }
         };
         works.push(w);
     }
@@ -246,7 +320,13 @@ pub fn run(cfg: &SimConfig) -> SimResult {
     let mut rng = Rng::new(cfg.seed);
     let mtu = cfg.mtu;
     let start_psn = Psn::new(0x00ff_ffff - rng.below(300) as u32);
-    let mut mem = Mem { bytes: (0..RO_LEN + 8 * ATOMIC_WORDS).map(|_| rng.next_u64() as u8).collect(), rq: VecDeque::new(), atomics_executed: 0 };
+    let mut mem = Mem {
+        bytes: (0..RO_LEN + 8 * ATOMIC_WORDS)
+            .map(|_| rng.next_u64() as u8)
+            .collect(),
+        rq: VecDeque::new(),
+        atomics_executed: 0,
+    };
     let mut works = workload(&mut rng, cfg, &mut mem);
     let expected_recv: Vec<(Vec<u8>, Option<u32>, bool)> = works
         .iter()
@@ -258,7 +338,8 @@ pub fn run(cfg: &SimConfig) -> SimResult {
         .collect();
     let recv_cap = 4 * mtu.bytes() + 200;
     if !cfg.rq_starve {
-        mem.rq.extend(std::iter::repeat_n(recv_cap, expected_recv.len()));
+        mem.rq
+            .extend(std::iter::repeat_n(recv_cap, expected_recv.len()));
     }
 
     let mut rcfg = RequesterConfig::new(mtu, start_psn);
@@ -275,7 +356,12 @@ pub fn run(cfg: &SimConfig) -> SimResult {
         access: AccessFlags::ALL,
     });
 
-    let mut link = Link { heap: BinaryHeap::new(), events: Vec::new(), seq: 0, free_at: [0; 2] };
+    let mut link = Link {
+        heap: BinaryHeap::new(),
+        events: Vec::new(),
+        seq: 0,
+        free_at: [0; 2],
+    };
     let mut now = 0u64;
     let mut next_post = 0usize;
     let mut completions: Vec<(u64, CompletionStatus, Option<u64>)> = Vec::new();
@@ -286,7 +372,11 @@ pub fn run(cfg: &SimConfig) -> SimResult {
     let mut req_error = None;
     let mut resp_error = None;
     let mut response_pkts = 0u64;
-    let mut refills_left = if cfg.rq_starve { expected_recv.len() } else { 0 };
+    let mut refills_left = if cfg.rq_starve {
+        expected_recv.len()
+    } else {
+        0
+    };
     if refills_left > 0 {
         link.at(RQ_REFILL_NS, Ev::RqRefill);
     }
@@ -310,10 +400,14 @@ pub fn run(cfg: &SimConfig) -> SimResult {
                 }
             }
             Some(Ev::RetryTimer(g)) if g == retry_gen => {
-                req.step(RequesterEvent::RetryTimerExpired, &mut |a| req_actions.push(a));
+                req.step(RequesterEvent::RetryTimerExpired, &mut |a| {
+                    req_actions.push(a)
+                });
             }
             Some(Ev::RnrTimer(g)) if g == rnr_gen => {
-                req.step(RequesterEvent::RnrTimerExpired, &mut |a| req_actions.push(a));
+                req.step(RequesterEvent::RnrTimerExpired, &mut |a| {
+                    req_actions.push(a)
+                });
             }
             Some(Ev::RetryTimer(_) | Ev::RnrTimer(_)) => {}
             Some(Ev::ToRequester(pkt, payload)) => {
@@ -326,26 +420,50 @@ pub fn run(cfg: &SimConfig) -> SimResult {
                 for a in acts {
                     match a {
                         ResponderAction::ConsumeReceiveWqe => {
-                            assert!(mem.rq.pop_front().is_some(), "{ctx}: consumed a missing WQE");
+                            assert!(
+                                mem.rq.pop_front().is_some(),
+                                "{ctx}: consumed a missing WQE"
+                            );
                             cur_recv = Some(Vec::new());
                         }
-                        ResponderAction::Place { target, len, payload_offset } => {
-                            let src = &payload[payload_offset as usize..(payload_offset + len) as usize];
+                        ResponderAction::Place {
+                            target,
+                            len,
+                            payload_offset,
+                        } => {
+                            let src =
+                                &payload[payload_offset as usize..(payload_offset + len) as usize];
                             match target {
                                 PlaceTarget::Memory { va, rkey } => {
-                                    let off = mem.off(&RemoteRange { va, rkey, len }).expect("checked range");
+                                    let off = mem
+                                        .off(&RemoteRange { va, rkey, len })
+                                        .expect("checked range");
                                     mem.bytes[off..off + src.len()].copy_from_slice(src);
                                 }
                                 PlaceTarget::Receive { offset } => {
                                     let buf = cur_recv.as_mut().expect("receive WQE held");
-                                    assert_eq!(buf.len(), offset as usize, "{ctx}: SEND placed out of order");
+                                    assert_eq!(
+                                        buf.len(),
+                                        offset as usize,
+                                        "{ctx}: SEND placed out of order"
+                                    );
                                     buf.extend_from_slice(src);
                                 }
                             }
                         }
-                        ResponderAction::CompleteReceive { len, imm, write_with_imm, status, .. } => {
+                        ResponderAction::CompleteReceive {
+                            len,
+                            imm,
+                            write_with_imm,
+                            status,
+                            ..
+                        } => {
                             assert_eq!(status, CompletionStatus::Success, "{ctx}");
-                            let data = if write_with_imm { Vec::new() } else { cur_recv.take().unwrap_or_default() };
+                            let data = if write_with_imm {
+                                Vec::new()
+                            } else {
+                                cur_recv.take().unwrap_or_default()
+                            };
                             if !write_with_imm {
                                 assert_eq!(data.len(), len as usize);
                             }
@@ -354,12 +472,22 @@ pub fn run(cfg: &SimConfig) -> SimResult {
                         }
                         ResponderAction::SendAck { psn, syndrome, .. } => {
                             response_pkts += 1;
-                            let p = ResponsePacket { psn, op: ResponseOp::Acknowledge, syndrome: Some(syndrome), payload_len: 0 };
+                            let p = ResponsePacket {
+                                psn,
+                                op: ResponseOp::Acknowledge,
+                                syndrome: Some(syndrome),
+                                payload_len: 0,
+                            };
                             link.send(&mut rng, cfg, now, 1, 0, || Ev::ToRequester(p, Vec::new()));
                         }
                         ResponderAction::SendAtomicAck { psn, orig, .. } => {
                             response_pkts += 1;
-                            let p = ResponsePacket { psn, op: ResponseOp::AtomicAcknowledge { orig }, syndrome: Some(Syndrome::ACK), payload_len: 0 };
+                            let p = ResponsePacket {
+                                psn,
+                                op: ResponseOp::AtomicAcknowledge { orig },
+                                syndrome: Some(Syndrome::ACK),
+                                payload_len: 0,
+                            };
                             link.send(&mut rng, cfg, now, 1, 0, || Ev::ToRequester(p, Vec::new()));
                         }
                         ResponderAction::SendReadResponses(job) => {
@@ -373,7 +501,9 @@ pub fn run(cfg: &SimConfig) -> SimResult {
                                     syndrome: r.aeth_msn.map(|_| Syndrome::ACK),
                                     payload_len: r.range.len,
                                 };
-                                link.send(&mut rng, cfg, now, 1, r.range.len, || Ev::ToRequester(p, data.clone()));
+                                link.send(&mut rng, cfg, now, 1, r.range.len, || {
+                                    Ev::ToRequester(p, data.clone())
+                                });
                             }
                         }
                         ResponderAction::Drop { .. } => {}
@@ -384,29 +514,44 @@ pub fn run(cfg: &SimConfig) -> SimResult {
         }
         // 2. Post what fits, then give the requester a transmit opportunity.
         while next_post < works.len() && !req.replay_buffer().is_full() {
-            req.post(works[next_post].wqe, &mut |a| req_actions.push(a)).expect("fits");
+            req.post(works[next_post].wqe, &mut |a| req_actions.push(a))
+                .expect("fits");
             next_post += 1;
         }
-        req.step(RequesterEvent::Transmit { budget: 1000 }, &mut |a| req_actions.push(a));
+        req.step(RequesterEvent::Transmit { budget: 1000 }, &mut |a| {
+            req_actions.push(a)
+        });
         for a in req_actions {
             match a {
                 RequesterAction::Transmit(p) => {
                     let w = &works[p.wqe_id as usize];
                     let payload = match w.wqe.op {
-                        WqeOp::Send { .. } | WqeOp::Write { .. } => {
-                            w.local[p.payload_offset as usize..(p.payload_offset + p.header.payload_len) as usize].to_vec()
-                        }
+                        WqeOp::Send { .. } | WqeOp::Write { .. } => w.local[p.payload_offset
+                            as usize
+                            ..(p.payload_offset + p.header.payload_len) as usize]
+                            .to_vec(),
                         _ => Vec::new(),
                     };
                     let h = p.header;
-                    link.send(&mut rng, cfg, now, 0, h.payload_len, || Ev::ToResponder(h, payload.clone()));
+                    link.send(&mut rng, cfg, now, 0, h.payload_len, || {
+                        Ev::ToResponder(h, payload.clone())
+                    });
                 }
-                RequesterAction::PlaceReadData { wqe_id, offset, len } => {
+                RequesterAction::PlaceReadData {
+                    wqe_id,
+                    offset,
+                    len,
+                } => {
                     let w = &mut works[wqe_id as usize];
-                    w.local[offset as usize..(offset + len) as usize].copy_from_slice(&resp_payload[..len as usize]);
+                    w.local[offset as usize..(offset + len) as usize]
+                        .copy_from_slice(&resp_payload[..len as usize]);
                 }
                 RequesterAction::Complete(c) => {
-                    assert_eq!(c.wqe_id, completions.len() as u64, "{ctx}: completion out of order or twice");
+                    assert_eq!(
+                        c.wqe_id,
+                        completions.len() as u64,
+                        "{ctx}: completion out of order or twice"
+                    );
                     completions.push((c.wqe_id, c.status, c.atomic_orig));
                 }
                 RequesterAction::ArmRetryTimer { usecs } => {
@@ -427,55 +572,113 @@ pub fn run(cfg: &SimConfig) -> SimResult {
         }
         // 3. Next event.
         let Some(Reverse((t, idx))) = link.heap.pop() else {
-            panic!("{ctx}: stalled with {} of {} complete", completions.len(), works.len());
+            panic!(
+                "{ctx}: stalled with {} of {} complete",
+                completions.len(),
+                works.len()
+            );
         };
         now = t;
         ev = link.events[idx as usize].take();
     }
 
     // Verdict.
-    assert!(resp_error.is_none(), "{ctx}: responder error {resp_error:?}");
+    assert!(
+        resp_error.is_none(),
+        "{ctx}: responder error {resp_error:?}"
+    );
     let infinite = cfg.retry_cnt == 7 && cfg.rnr_retry == 7;
     let mut ok_prefix = completions.len();
     if let Some(status) = req_error {
         assert!(!infinite, "{ctx}: ERROR with infinite retries");
         assert!(
-            matches!(status, CompletionStatus::RetryExceededError | CompletionStatus::RnrRetryExceededError),
+            matches!(
+                status,
+                CompletionStatus::RetryExceededError | CompletionStatus::RnrRetryExceededError
+            ),
             "{ctx}: ERROR for {status:?}"
         );
-        ok_prefix = completions.iter().position(|c| c.1 != CompletionStatus::Success).unwrap();
+        ok_prefix = completions
+            .iter()
+            .position(|c| c.1 != CompletionStatus::Success)
+            .unwrap();
         assert_eq!(completions[ok_prefix].1, status);
-        assert!(completions[ok_prefix + 1..].iter().all(|c| c.1 == CompletionStatus::FlushError));
+        assert!(completions[ok_prefix + 1..]
+            .iter()
+            .all(|c| c.1 == CompletionStatus::FlushError));
     } else {
-        assert!(completions.iter().all(|c| c.1 == CompletionStatus::Success), "{ctx}");
+        assert!(
+            completions.iter().all(|c| c.1 == CompletionStatus::Success),
+            "{ctx}"
+        );
     }
     // Received messages: exactly once, in order, byte-identical (a prefix if
     // the QP failed).
-    assert!(received.len() <= expected_recv.len(), "{ctx}: extra receive completions");
-    assert_eq!(&received[..], &expected_recv[..received.len()], "{ctx}: receive stream differs");
+    assert!(
+        received.len() <= expected_recv.len(),
+        "{ctx}: extra receive completions"
+    );
+    assert_eq!(
+        &received[..],
+        &expected_recv[..received.len()],
+        "{ctx}: receive stream differs"
+    );
     if req_error.is_none() {
-        assert_eq!(received.len(), expected_recv.len(), "{ctx}: receives missing");
+        assert_eq!(
+            received.len(),
+            expected_recv.len(),
+            "{ctx}: receives missing"
+        );
     }
     let mut atomics = 0;
     for (w, c) in works.iter().zip(&completions).take(ok_prefix) {
         match w.wqe.op {
             WqeOp::Write { va, rkey, .. } => {
-                let off = mem.off(&RemoteRange { va, rkey, len: w.wqe.length }).unwrap();
-                assert_eq!(&mem.bytes[off..off + w.local.len()], &w.local[..], "{ctx}: WRITE {} differs", w.wqe.id);
+                let off = mem
+                    .off(&RemoteRange {
+                        va,
+                        rkey,
+                        len: w.wqe.length,
+                    })
+                    .unwrap();
+                assert_eq!(
+                    &mem.bytes[off..off + w.local.len()],
+                    &w.local[..],
+                    "{ctx}: WRITE {} differs",
+                    w.wqe.id
+                );
             }
             WqeOp::Read { va, rkey } => {
-                let off = mem.off(&RemoteRange { va, rkey, len: w.wqe.length }).unwrap();
-                assert_eq!(&mem.bytes[off..off + w.local.len()], &w.local[..], "{ctx}: READ {} differs", w.wqe.id);
+                let off = mem
+                    .off(&RemoteRange {
+                        va,
+                        rkey,
+                        len: w.wqe.length,
+                    })
+                    .unwrap();
+                assert_eq!(
+                    &mem.bytes[off..off + w.local.len()],
+                    &w.local[..],
+                    "{ctx}: READ {} differs",
+                    w.wqe.id
+                );
             }
             WqeOp::Atomic(_) => {
                 atomics += 1;
-                assert_eq!(c.2, w.expect_orig, "{ctx}: atomic {} original value", w.wqe.id);
+                assert_eq!(
+                    c.2, w.expect_orig,
+                    "{ctx}: atomic {} original value",
+                    w.wqe.id
+                );
             }
             WqeOp::Send { .. } => {}
         }
     }
     if req_error.is_none() {
-        assert_eq!(mem.atomics_executed, atomics, "{ctx}: atomics executed more than once");
+        assert_eq!(
+            mem.atomics_executed, atomics,
+            "{ctx}: atomics executed more than once"
+        );
     } else {
         assert!(mem.atomics_executed <= works.iter().filter(|w| w.expect_orig.is_some()).count());
     }

@@ -43,7 +43,13 @@ impl OnePacket {
 
     /// Whether this is a plain (positive) ACK, which a later one replaces.
     const fn is_plain_ack(&self) -> bool {
-        matches!(self, Self::Ack { syndrome: Syndrome::Ack { .. }, .. })
+        matches!(
+            self,
+            Self::Ack {
+                syndrome: Syndrome::Ack { .. },
+                ..
+            }
+        )
     }
 }
 
@@ -133,7 +139,9 @@ impl<const N: usize> ReplyQueue<N> {
         let mut kept = 0;
         for i in 0..self.len {
             let at = (self.head + i) % N;
-            let Some(r) = self.slots[at].take() else { continue };
+            let Some(r) = self.slots[at].take() else {
+                continue;
+            };
             let stale = match r {
                 Reply::Read(read) => read.end_psn().after(from),
                 Reply::One(one) => !one.psn().before(from),

@@ -4,8 +4,8 @@
 //! atomic requests so duplicates can be answered again, and the READ reply
 //! job that turns one READ request into its response packets.
 
-use crate::proto::psn::Psn;
 use crate::proto::opcode::Position;
+use crate::proto::psn::Psn;
 use crate::proto::transport::{packet_position, Mtu, RemoteRange};
 
 /// The most READ and atomic requests one responder remembers for replay:
@@ -64,7 +64,9 @@ impl<const R: usize> ResourceRing<R> {
         let want = if max_dest_rd_atomic == 0 {
             0
         } else {
-            max_dest_rd_atomic.checked_next_power_of_two().unwrap_or(u32::MAX)
+            max_dest_rd_atomic
+                .checked_next_power_of_two()
+                .unwrap_or(u32::MAX)
         };
         usize::try_from(want).unwrap_or(usize::MAX).min(R)
     }
