@@ -133,7 +133,6 @@ impl PageList {
     /// of a region starting `first_page_offset` into the first page. The
     /// range must have been checked against the region (the copy stops,
     /// returning `EFAULT`, at the end of the page list).
-    #[allow(dead_code, reason = "the receive path places payload with it")]
     pub(crate) fn copy_in(&self, first_page_offset: u64, offset: u64, src: &[u8]) -> Result {
         let mut done = 0;
         for chunk in PageChunks::new(first_page_offset, offset, src.len() as u64, PAGE_SHIFT) {
@@ -156,7 +155,6 @@ impl PageList {
 
     /// Copies the region bytes `[offset, offset + dst.len())` into `dst`;
     /// as [`PageList::copy_in`] otherwise.
-    #[allow(dead_code, reason = "the transmit path gathers payload with it")]
     pub(crate) fn copy_out(&self, first_page_offset: u64, offset: u64, dst: &mut [u8]) -> Result {
         let mut done = 0;
         for chunk in PageChunks::new(first_page_offset, offset, dst.len() as u64, PAGE_SHIFT) {
