@@ -30,7 +30,8 @@ case $kernel in
     test) ;;
     bench)
         # vm.sh boots KDIR; the guest loads RXE_KO as our driver.
-        KDIR=$("$here/scripts/build-kernel.sh" bench | tee /dev/stderr | tail -1) || exit 1
+        "$here/scripts/build-kernel.sh" bench >&2 || exit 1
+        KDIR=$(readlink -f "${RXE_CACHE:-/opt/rxe-rs}/kernel-bench")
         if ! RXE_KO=$("$here/scripts/build-module.sh" bench 2> "$logdir/module-build.log"); then
             tail -20 "$logdir/module-build.log" >&2
             echo "bench: could not build rdma_rxe.ko for the benchmark kernel" >&2
