@@ -417,6 +417,8 @@ fn run(
                 GoBackCause::Nak => trace::GoBackCause::Nak,
                 GoBackCause::Timeout => trace::GoBackCause::Timeout,
                 GoBackCause::Rnr => trace::GoBackCause::Rnr,
+                GoBackCause::Probe => trace::GoBackCause::Probe,
+                GoBackCause::RttTimeout => trace::GoBackCause::RttTimeout,
             };
             trace::req_go_back(qp.body.qpn, from, cause);
         }

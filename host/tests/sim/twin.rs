@@ -6,7 +6,9 @@
 //! `TX_BUDGET` packets per requester step, timers that fire on 1 ms jiffy
 //! ticks (`mod_timer(jiffies + usecs_to_jiffies(usecs))`, HZ=1000), and the
 //! QP's Local ACK Timeout from `modify_qp` (`timeout` 14 is 67 ms, what
-//! perftest and `ibv_rc_pingpong` use). Shared by `tests/lossy_twin.rs` and
+//! perftest and `ibv_rc_pingpong` use). Like src/rc, it steps the requester
+//! with the clock and tells it, before each retry timer expiry, how many of
+//! its packets are still queued in the host. Shared by `tests/lossy_twin.rs` and
 //! `examples/lossy_link_report.rs`.
 #![allow(dead_code)]
 
@@ -32,8 +34,6 @@ pub const TX_INFLIGHT_LOW: u32 = 16;
 pub const TX_BUDGET: u32 = 32;
 /// `SQ_WINDOW` in src/rc/mod.rs.
 pub const SQ_WINDOW: usize = 64;
-/// `RETRY_DEFERRALS_MAX` the kernel had in src/rc/complete.rs.
-pub const RETRY_DEFERRALS_MAX: u32 = 64;
 /// One jiffy (HZ=1000).
 pub const JIFFY_NS: u64 = 1_000_000;
 /// The Local ACK Timeout of `timeout` = 14: 4.096 us << 14.
@@ -269,7 +269,6 @@ struct Host {
     blocked: bool,
     retry_gen: u64,
     rnr_gen: u64,
-    retry_deferrals: u32,
     error: Option<CompletionStatus>,
     error_ns: u64,
     completed: usize,
@@ -279,7 +278,7 @@ struct Host {
 impl Host {
     fn step(&mut self, q: &mut Queue, now: u64, ev: RequesterEvent) -> u32 {
         let mut acts = Vec::new();
-        self.req.step(ev, &mut |a| acts.push(a));
+        self.req.step_at(now, ev, &mut |a| acts.push(a));
         let mut sent = 0;
         for a in acts {
             match a {
@@ -289,7 +288,6 @@ impl Host {
                     self.kick_departure(q, now);
                 }
                 RequesterAction::ArmRetryTimer { usecs } => {
-                    self.retry_deferrals = 0;
                     self.retry_gen += 1;
                     q.at(timer_fires(now, usecs), Ev::RetryTimer(self.retry_gen));
                 }
@@ -354,17 +352,11 @@ impl Host {
         }
     }
 
-    /// `complete::timer_expired` for the retry timer: put off by another
-    /// timeout while packets are still queued in this host.
+    /// `complete::timer_expired` for the retry timer: the packets still
+    /// queued here, then the expiry.
     fn retry_timer(&mut self, q: &mut Queue, now: u64) {
-        if !self.local.is_empty() && self.retry_deferrals < RETRY_DEFERRALS_MAX {
-            self.retry_deferrals += 1;
-            self.retry_gen += 1;
-            let usecs = self.req.config().timeout_usecs;
-            q.at(timer_fires(now, usecs), Ev::RetryTimer(self.retry_gen));
-            return;
-        }
-        self.retry_deferrals = 0;
+        let packets = self.local.len() as u32;
+        self.step(q, now, RequesterEvent::LocalQueue { packets });
         self.step(q, now, RequesterEvent::RetryTimerExpired);
         self.pump(q, now);
     }
@@ -379,6 +371,7 @@ pub fn run(cfg: &TwinConfig) -> TwinResult {
     rcfg.rnr_retry = 7;
     rcfg.timeout_usecs = cfg.timeout_usecs;
     rcfg.ack_req_every = TX_INFLIGHT_LOW;
+    rcfg.timer_tick_usecs = (JIFFY_NS / 1000) as u32;
     let mut host = Host {
         req: Requester::new(rcfg),
         local: VecDeque::new(),
@@ -387,7 +380,6 @@ pub fn run(cfg: &TwinConfig) -> TwinResult {
         blocked: false,
         retry_gen: 0,
         rnr_gen: 0,
-        retry_deferrals: 0,
         error: None,
         error_ns: 0,
         completed: 0,
@@ -508,8 +500,8 @@ pub fn run(cfg: &TwinConfig) -> TwinResult {
         last_success_ns: host.last_success_ns,
         sent_pkts: c.sent_pkts,
         needed_pkts: c.sent_pkts - c.retransmitted_pkts,
-        probes: 0,
-        rtt_timeouts: 0,
+        probes: c.probes,
+        rtt_timeouts: c.rtt_timeouts,
         timeouts: c.timeouts,
         naks: c.rcvd_seq_err,
         sim_ns: host.last_success_ns,
