@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Run every test: host protocol tests (cargo test, clippy), the module build
-# (warnings are errors), and the VM suite against the C driver and ours.
+# Run every test: host protocol tests (cargo test, clippy) and rustfmt
+# --check, the module build (warnings are errors) and its clippy check, and
+# the VM suite against the C driver and ours.
 # Sets the machine up first (idempotent). Prints phase timings and ends with
 # the whole run's "N passed, N failed" (non-zero exit on any failure).
 #
@@ -38,10 +39,23 @@ phase_start host-tests
 export RXE_REQUIRE_CC=1
 (cd host && cargo test --quiet 2>&1 | tail -n 60)
 (cd host && cargo clippy --quiet --all-targets -- -D warnings)
+# Formatting, with the kernel tree's rustfmt configuration: a diff fails
+# the run. rustfmt follows `mod` declarations, so these roots reach every
+# file of src/ and host/.
+mapfile -t rs_roots < <(find host/tests host/examples -name '*.rs' | sort)
+if ! rustfmt --check --config-path "$RXE_CACHE/kernel/.rustfmt.toml" \
+    src/rxe_main.rs host/src/lib.rs "${rs_roots[@]}"; then
+    echo "host-tests: not formatted as the kernel's .rustfmt.toml wants (the diff is above)"
+    echo "0 passed, 1 failed"
+    exit 1
+fi
 phase_end host-tests
 
 phase_start module
 make --no-print-directory modules
+# clippy with the kernel tree's .clippy.toml and lint set, -D warnings (see
+# the Makefile's clippy target; it leaves the plain build's .ko).
+make --no-print-directory clippy
 phase_end module
 
 phase_start vm-tests

@@ -16,6 +16,10 @@
     missing_docs,
     unsafe_op_in_unsafe_fn,
     clippy::all,
+    clippy::as_underscore,
+    clippy::cast_lossless,
+    clippy::ptr_as_ptr,
+    clippy::ref_as_ptr,
     clippy::undocumented_unsafe_blocks
 )]
 mod generated {

@@ -138,7 +138,9 @@ run_one() { # name kind command... (kind: test, selftest, load or compare)
     case $rc in
         0|4) ;;
         124|137) why+=("timed out after $limit s") ;;
-        *) why+=("exit status $rc") ;;
+        *) why+=("exit status $rc")
+           # driver-selected says which driver it found
+           [ "$kind" != load ] || why+=("$(tail -n1 "$log")") ;;
     esac
     if [ "$kind" != compare ]; then
         [ "$kind" != selftest ] || pkill -KILL rping 2>/dev/null
@@ -226,8 +228,9 @@ run_driver() { # driver
         case $name in
             */driver-selected)
                 run_one "$name" load bash -c ". '$here/lib.sh'; rxe_load_checked $driver"
-                [ "$last_verdict" != FAIL ] ||
-                    blocked="the loaded rdma_rxe is not the $driver driver ($name)" ;;
+                if [ "$last_verdict" = FAIL ] && ! $unload_failed; then
+                    blocked="$name failed: $(tail -n1 "$RXE_LOGDIR/tests/$name.log")"
+                fi ;;
             */selftest/*)
                 s=${name##*/}
                 test_timeout=

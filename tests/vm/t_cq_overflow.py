@@ -111,7 +111,7 @@ def main():
                                  send_flags=e.IBV_SEND_SIGNALED))
     start = time.time()
     state = recv.state()
-    while state != e.IBV_QPS_ERR and time.time() - start < 30:
+    while state != e.IBV_QPS_ERR and time.time() - start < 120:
         time.sleep(0.1)
         state = recv.state()
     elapsed = time.time() - start

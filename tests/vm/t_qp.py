@@ -67,6 +67,19 @@ assert len(set(nums)) == 8 and min(nums) >= 16, nums
 for q in qps:
     q.close()
 
+
+# UC QPs: the C driver creates them; ours refuses them until it has a UC
+# transport (the README says so; this checks it).
+def uc_qp():
+    cap = QPCap(max_send_wr=4, max_recv_wr=4, max_send_sge=1, max_recv_sge=1)
+    return QP(pd, QPInitAttr(qp_type=e.IBV_QPT_UC, scq=cq, rcq=cq, cap=cap))
+
+
+if os.environ.get("RXE_DRIVER") == "rust":
+    expect_errno("create a UC QP", errno.EOPNOTSUPP, uc_qp)
+else:
+    uc_qp().close()
+
 # The RC state machine, with the attributes of each step read back.
 qp = rc_qp()
 peer = rc_qp()

@@ -2,12 +2,16 @@
 responder must enter ERROR at once and abandon the READ reply, not build
 the rest of it (hundreds of thousands of packets) in one softirq.
 
-    t_read_error.py REQ_DEV REQ_GID_INDEX RESP_DEV RESP_GID_INDEX [MIB]
+    t_read_error.py REQ_DEV REQ_GID_INDEX RESP_DEV RESP_GID_INDEX REQ_IP RESP_IP [MIB]
 
 One process, one RC QP on each device (path MTU 256, the most packets per
 byte). The responder's QP grants remote READ only. One buffer of MIB MiB
 (default 256) is registered on both devices; the requester READs all of it
-and then posts a WRITE, which the responder refuses (NAK, ERROR).
+and, once the reply is under way, a WRITE the responder refuses (NAK,
+ERROR) arrives at the PSN it expects next. The requester's own QP would
+hold such a WRITE back until nearly all the READ reply is in (its window of
+unacknowledged PSNs, as rxe's), so the WRITE is forged: one packet from a
+plain UDP socket at the requester's address.
 
 Prints one line: "error after S s, SENT packets sent by the responder,
 READ packets in the READ", and exits 0 if the responder's QP is in ERROR
@@ -20,8 +24,11 @@ acceptable). Exit 1: anything else."""
 import ctypes
 import mmap
 import os
+import socket
+import struct
 import sys
 import time
+import zlib
 
 from pyverbs.addr import AHAttr, GlobalRoute
 from pyverbs.cq import CQ
@@ -32,7 +39,7 @@ from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
 from pyverbs.wr import SendWR, SGE
 import pyverbs.enums as e
 
-BOUND = 20
+BOUND = 60
 MTU = 256
 
 
@@ -88,10 +95,43 @@ class End:
         return attr.qp_state
 
 
+def forge_write(src_ip, dst_ip, dst_qpn, psn, va, rkey, length=8):
+    """Sends one RC RDMA WRITE ONLY packet from a plain UDP socket, its
+    ICRC computed as rxe does: CRC-32 seeded with 8 bytes of ones, over the
+    IPv4 header with TOS, TTL and checksum set to ones, the UDP header with
+    its checksum set to ones, the BTH with byte 4 set to ones, then the
+    rest of the packet."""
+    payload = b"\xee" * length
+    bth = struct.pack(">BBHII", 0x0a, 0, 0xffff, dst_qpn & 0xffffff,
+                      0x80000000 | (psn & 0xffffff))
+    reth = struct.pack(">QII", va, rkey, length)
+    roce_len = len(bth) + len(reth) + len(payload) + 4
+    sport = 50000
+    udp = struct.pack(">HHHH", sport, 4791, 8 + roce_len, 0)
+    # DF set, so Linux gives an unconnected socket's datagram the IP ID 0.
+    ip = struct.pack(">BBHHHBBH4s4s", 0x45, 0, 20 + 8 + roce_len, 0, 0x4000, 64, 17, 0,
+                     socket.inet_aton(src_ip), socket.inet_aton(dst_ip))
+
+    def ones(header, at):
+        header = bytearray(header)
+        for i in at:
+            header[i] = 0xff
+        return bytes(header)
+
+    masked = ones(ip, (1, 8, 10, 11)) + ones(udp, (6, 7)) + ones(bth, (4,))
+    icrc = zlib.crc32(b"\xff" * 8 + masked + reth + payload) & 0xffffffff
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.IPPROTO_IP, 10, 2)  # IP_MTU_DISCOVER = IP_PMTUDISC_DO
+    s.bind((src_ip, sport))
+    s.sendto(bth + reth + payload + struct.pack("<I", icrc), (dst_ip, 4791))
+    s.close()
+
+
 def main():
     req_dev, req_gid = sys.argv[1], int(sys.argv[2])
     resp_dev, resp_gid = sys.argv[3], int(sys.argv[4])
-    size = (int(sys.argv[5]) if len(sys.argv) > 5 else 256) << 20
+    req_ip, resp_ip = sys.argv[5], sys.argv[6]
+    size = (int(sys.argv[7]) if len(sys.argv) > 7 else 256) << 20
     buf = mmap.mmap(-1, size)
     addr = ctypes.addressof(ctypes.c_char.from_buffer(buf))
     req = End(req_dev, req_gid, e.IBV_ACCESS_LOCAL_WRITE, addr, size)
@@ -99,16 +139,21 @@ def main():
     req.connect(resp)
     resp.connect(req)
 
+    packets = size // MTU
     before = sent_pkts(resp_dev)
     read = SendWR(wr_id=1, opcode=e.IBV_WR_RDMA_READ, num_sge=1,
                   sg=[SGE(addr, size, req.mr.lkey)], send_flags=e.IBV_SEND_SIGNALED)
     read.set_wr_rdma(resp.mr.rkey, addr)
     req.qp.post_send(read)
-    # Refused by the responder: its QP grants no remote WRITE.
-    write = SendWR(wr_id=2, opcode=e.IBV_WR_RDMA_WRITE, num_sge=1,
-                   sg=[SGE(addr, 8, req.mr.lkey)], send_flags=e.IBV_SEND_SIGNALED)
-    write.set_wr_rdma(resp.mr.rkey, addr)
-    req.qp.post_send(write)
+    # The reply is under way: the responder has sent some of it.
+    deadline = time.time() + 60
+    while (sent_pkts(resp_dev) or 0) - (before or 0) < 256 and time.time() < deadline:
+        time.sleep(0.01)
+    # The invalid request: a WRITE the responder's QP does not grant, at
+    # the PSN it expects next (the READ took PSNs 0 .. packets - 1). Our
+    # requester would not send it before the READ reply is nearly all in
+    # (its window of unacknowledged PSNs), so it is forged.
+    forge_write(req_ip, resp_ip, resp.qp.qp_num, packets, addr, resp.mr.rkey)
     start = time.time()
     state = resp.state()
     while state != e.IBV_QPS_ERR and time.time() - start < BOUND:
@@ -117,7 +162,6 @@ def main():
     elapsed = time.time() - start
     after = sent_pkts(resp_dev)
     sent = None if before is None or after is None else after - before
-    packets = size // MTU
     if state == e.IBV_QPS_ERR:
         # Packets built under the lock may still be on their way out.
         time.sleep(2)

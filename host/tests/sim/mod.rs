@@ -1,7 +1,10 @@
 //! A simulated lossy link joining a requester and a responder machine, with
 //! simulated memory, receive queue and time. Shared by `tests/lossy_link.rs`
 //! and `examples/lossy_link_report.rs`.
-#![allow(dead_code)]
+#![expect(
+    dead_code,
+    reason = "each crate that includes this module uses only part of it"
+)]
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
