@@ -89,10 +89,8 @@ pub(crate) struct RcState {
     /// `IB_EVENT_QP_LAST_WQE_REACHED` was raised for this stay in ERROR
     /// (a QP on an SRQ raises it once per entry; RESET re-arms it).
     pub(crate) last_wqe_raised: bool,
-    /// Times in a row the retry timer was put off for packets still
-    /// queued in this host (see [`complete::timer_expired`]); reset when
-    /// the requester re-arms it (progress) or it is let expire.
-    pub(crate) retry_deferrals: u32,
+    /// The requester's clock starts here (it takes nanoseconds since).
+    pub(crate) epoch: kernel::time::Instant<kernel::time::Monotonic>,
 }
 
 impl RcState {
@@ -127,7 +125,7 @@ impl RcState {
                 receiving: false,
                 datagram_psn: Psn::new(0),
                 last_wqe_raised: false,
-                retry_deferrals: 0,
+                epoch: kernel::time::Instant::now(),
             },
             GFP_KERNEL,
         )?)
@@ -168,6 +166,11 @@ fn requester_config(attrs: &QpAttrs) -> RequesterConfig {
     // arrives while the rest are still being received, instead of once per
     // window, by which time a slow receiver has let the timer expire.
     cfg.ack_req_every = crate::qp::TX_INFLIGHT_LOW;
+    // The retry timer runs on jiffies: nothing shorter than a tick, and an
+    // expiry up to a tick early is on time.
+    let tick = 1_000_000 / kernel::bindings::CONFIG_HZ.max(1);
+    cfg.probe_floor_usecs = cfg.probe_floor_usecs.max(tick);
+    cfg.timer_tick_usecs = tick;
     cfg
 }
 
