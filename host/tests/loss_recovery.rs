@@ -335,3 +335,84 @@ fn packets_in_flight_are_capped_near_the_bandwidth_delay_product() {
         .collect();
     assert_eq!(asks, vec![7, 15]);
 }
+
+/// Runs `req` against a peer that never answers, from `t0` until `end`
+/// (ns), firing the retry timer when due; `due` carries the timer's
+/// deadline from one call to the next. Returns the packets sent.
+fn unanswered(req: &mut Requester<8>, due: &mut Option<u64>, t0: u64, end: u64) -> usize {
+    let mut sent = 0;
+    let mut t = t0;
+    let mut acts = at(req, t, SEND_ALL);
+    loop {
+        sent += tx(&acts).len();
+        if let Some(usecs) = armed(&acts) {
+            *due = Some(t + u64::from(usecs) * US);
+        }
+        match *due {
+            Some(d) if d <= end && !req.is_error() => t = d,
+            _ => return sent,
+        }
+        *due = None;
+        acts = at(req, t, RequesterEvent::RetryTimerExpired);
+        acts.extend(at(req, t, SEND_ALL));
+    }
+}
+
+#[test]
+fn after_an_unanswered_qp_timeout_only_the_qp_timeout_resends() {
+    // The first stall probes and goes back on the RTT (the peer may only
+    // have lost a packet); once a whole QP timeout passed without any
+    // answer, the peer is gone or the path is down, and the requester
+    // resends once per QP timeout, as rxe does, until retry_cnt runs out.
+    // (CI's rust/t_rc ns/srq_pingpong: 6 QPs resending to a peer that had
+    // exited, up to 14 packets per QP timeout each, took the whole CPU of
+    // the 1-vCPU guest, and the client never got to exit.)
+    let mut req = measured();
+    let mut cfg = *req.config();
+    cfg.retry_cnt = 6;
+    req.reset(cfg);
+    let t0 = 1000 * US;
+    req.post(write(1, 4096), &mut |_| panic!()).unwrap();
+    let timeout = u64::from(TIMEOUT) * US;
+    let mut due = None;
+    let first = unanswered(&mut req, &mut due, t0, t0 + timeout);
+    assert!(first > 8, "the first stall probes and goes back: {first}");
+    assert_eq!(req.counters().timeouts, 1);
+    let later = unanswered(&mut req, &mut due, t0 + timeout, t0 + 6 * timeout - 1);
+    assert_eq!(req.counters().timeouts, 5, "one expiry per QP timeout");
+    assert_eq!(later, 4 * 4, "each QP timeout resends the 4 packets once");
+    // retry_cnt still ends it after retry_cnt + 1 timeouts.
+    unanswered(&mut req, &mut due, t0 + 6 * timeout - 1, t0 + 7 * timeout);
+    assert!(req.is_error());
+    assert_eq!(req.counters().timeouts, 7);
+}
+
+#[test]
+fn with_infinite_retries_an_unanswered_requester_backs_off() {
+    // retry_cnt 7 (rxe: retry forever) to a peer that is gone: without a
+    // back-off the QP resends its window every QP timeout for ever. The
+    // interval doubles per unanswered timeout up to a second, and the
+    // first answer brings the QP timeout back.
+    let mut req = requester(7);
+    req.post(write(0, 4096), &mut |_| panic!()).unwrap();
+    let minute = 60_000_000 * US;
+    let mut due = None;
+    let sent = unanswered(&mut req, &mut due, 0, minute);
+    assert!(!req.is_error());
+    // One second apart once backed off: about 60 resends of 4 packets
+    // (no back-off: 60 s / 67 ms = 895 timeouts, 3580 packets or more).
+    assert!(sent < 4 * 80, "{sent} packets in a minute");
+    assert!(sent >= 4 * 55, "{sent} packets in a minute");
+    let timeouts = req.counters().timeouts;
+    assert!((55..80).contains(&timeouts), "{timeouts} timeouts");
+    // The peer answers (the ACK of the whole WRITE): the next stall counts
+    // the QP timeout again.
+    let t = minute + 1000 * US;
+    at(&mut req, t, ack(103));
+    assert_eq!(req.outstanding_wqes(), 0);
+    req.post(write(1, 4096), &mut |_| panic!()).unwrap();
+    let before = req.counters().timeouts;
+    let mut due = None;
+    unanswered(&mut req, &mut due, t, t + u64::from(TIMEOUT) * US);
+    assert_eq!(req.counters().timeouts, before + 1, "after one QP timeout");
+}

@@ -69,6 +69,10 @@ pub const MIN_FLIGHT: u32 = 16;
 /// drain).
 pub const LOCAL_QUEUE_DEFERRALS_MAX: u32 = 64;
 
+/// Longest interval, in nanoseconds, the back-off of a requester that
+/// retries for ever (`retry_cnt` 7) stretches an unanswered QP timeout to.
+pub const BACKOFF_CAP_NS: u64 = 1_000_000_000;
+
 /// Requester attributes from `modify_qp`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RequesterConfig {
@@ -363,6 +367,10 @@ pub struct Requester<const N: usize> {
     probing: bool,
     /// The last PSN a tail-loss probe sent, until progress or a go-back.
     probed: Option<Psn>,
+    /// QP timeouts in a row that expired with no response at all: from
+    /// the first, the peer is gone or the path is down, and only the QP
+    /// timeout resends (backing off when retries never run out).
+    unanswered: u32,
 }
 
 impl<const N: usize> Requester<N> {
@@ -398,6 +406,7 @@ impl<const N: usize> Requester<N> {
             deferrals: 0,
             probing: false,
             probed: None,
+            unanswered: 0,
         }
     }
 
@@ -431,6 +440,7 @@ impl<const N: usize> Requester<N> {
         self.deferrals = 0;
         self.probing = false;
         self.probed = None;
+        self.unanswered = 0;
     }
 
     /// The attributes in use.
@@ -781,6 +791,8 @@ impl<const N: usize> Requester<N> {
             self.drop_response(ResponseDropReason::QpError, out);
             return;
         }
+        // Any response shows the peer is there.
+        self.unanswered = 0;
         let before = self.comp_psn;
         let rewinds = self.counters.completer_retry_err;
         self.handle_response(pkt, out);
@@ -847,14 +859,31 @@ impl<const N: usize> Requester<N> {
         u64::from(self.config.timeout_usecs) * 1000
     }
 
-    /// When the QP timeout expires.
+    /// When the QP timeout expires. With retries that never run out, each
+    /// unanswered expiry doubles the next interval, up to
+    /// [`BACKOFF_CAP_NS`] (or the QP timeout, if longer): a peer that is
+    /// gone gets one window a second, not one every QP timeout for ever.
     fn full_deadline(&self) -> u64 {
-        self.stall_since.saturating_add(self.timeout_ns())
+        let timeout = self.timeout_ns();
+        let interval = if self.config.retry_cnt == INFINITE_RETRY && self.unanswered > 0 {
+            let shift = self.unanswered.min(16);
+            timeout
+                .saturating_mul(1 << shift)
+                .min(BACKOFF_CAP_NS.max(timeout))
+        } else {
+            timeout
+        };
+        self.stall_since.saturating_add(interval)
     }
 
     /// When the next probe (step 0) or RTT-based go-back-N (later steps,
     /// doubling) is due. Before any RTT sample, a quarter of the QP timeout.
     fn next_due(&self) -> u64 {
+        if self.unanswered > 0 {
+            // Nothing answered a whole QP timeout: no probe or RTT-based
+            // go-back-N until something does.
+            return self.full_deadline();
+        }
         let timeout = self.timeout_ns();
         let floor = u64::from(self.config.probe_floor_usecs) * 1000;
         let unmeasured = (timeout / 4).max(floor);
@@ -1138,6 +1167,7 @@ impl<const N: usize> Requester<N> {
         let tick = u64::from(self.config.timer_tick_usecs) * 1000;
         if self.now >= deadline {
             self.counters.timeouts += 1;
+            self.unanswered = self.unanswered.saturating_add(1);
             self.start_stall();
             // The next timeout counts from this one's deadline, not from
             // when the timer got to run: (retry_cnt + 1) x timeout in all.
