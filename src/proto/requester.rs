@@ -33,6 +33,13 @@
 //!   only this one consumes `retry_cnt`, so a QP whose peer is gone fails
 //!   after (`retry_cnt` + 1) x timeout, as before.
 //!
+//! Once a Local ACK Timeout expires with no response at all, the peer is
+//! gone or the path is down: until any response arrives, only the QP
+//! timeout resends (no probes, no RTT-based go-back-N), and with
+//! `retry_cnt` 7 each such expiry doubles the interval, up to
+//! [`BACKOFF_CAP_NS`]. A QP retrying for ever to a vanished peer then sends
+//! its window about once a second instead of several times per timeout.
+//!
 //! Everything sent early is a duplicate a standard responder already
 //! handles (it re-ACKs it), so the wire does not change. Packets in flight
 //! are capped near twice the measured bandwidth-delay product, so a
