@@ -416,3 +416,29 @@ fn with_infinite_retries_an_unanswered_requester_backs_off() {
     unanswered(&mut req, &mut due, t, t + u64::from(TIMEOUT) * US);
     assert_eq!(req.counters().timeouts, before + 1, "after one QP timeout");
 }
+
+#[test]
+fn an_early_expiry_after_an_unanswered_timeout_resends_nothing() {
+    // The kernel's timer counts jiffies: it may fire up to a tick before
+    // the deadline the requester computed. Once nothing answers, such an
+    // expiry must not resend ahead of the QP timeout (that would resend
+    // the window twice per timeout).
+    let mut cfg = *requester(6).config();
+    cfg.timer_tick_usecs = 1000;
+    let mut req = Requester::<8>::new(cfg);
+    req.post(write(0, 4096), &mut |_| panic!()).unwrap();
+    let timeout = u64::from(TIMEOUT) * US;
+    let mut due = None;
+    unanswered(&mut req, &mut due, 0, timeout);
+    assert_eq!(req.counters().timeouts, 1);
+    let deadline = due.expect("armed");
+    let t = deadline - 500 * US;
+    let mut early = at(&mut req, t, RequesterEvent::RetryTimerExpired);
+    early.extend(at(&mut req, t, SEND_ALL));
+    assert!(tx(&early).is_empty(), "{early:?}");
+    assert!(armed(&early).is_some());
+    let mut on_time = at(&mut req, deadline, RequesterEvent::RetryTimerExpired);
+    on_time.extend(at(&mut req, deadline, SEND_ALL));
+    assert_eq!(tx(&on_time).len(), 4);
+    assert_eq!(req.counters().timeouts, 2);
+}

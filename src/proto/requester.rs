@@ -1182,7 +1182,7 @@ impl<const N: usize> Requester<N> {
                 self.stall_since = deadline;
             }
             self.retry(true, out);
-        } else if self.now.saturating_add(tick) >= self.next_due() {
+        } else if self.unanswered == 0 && self.now.saturating_add(tick) >= self.next_due() {
             if self.stall_step == 0 && !self.started_retry {
                 self.probe(out);
             } else {
