@@ -85,21 +85,23 @@ extra() { printf 'FAIL\t%s\t\t%s\n' "$1" "$2" >> "$logdir/results-extra.txt"; }
 # The C pass's cache: per test (c_test_key), and the older one for all
 # of tests/ at once.
 . "$here/scripts/c-cache-key.sh"
-c_common=$( {
-    (cd "$here" && sha256sum tests/vm/lib.sh tests/vm/suite.sh tests/kmod/Kbuild scripts/vm.sh scripts/check-dmesg.sh)
+# c_environment: what both keys hash besides files: the kernel build, the
+# rdma-core packages, the knobs that change what a test does.
+c_environment() {
     basename "$(readlink -f "$RXE_CACHE/kernel")"
     dpkg-query -W -f='${Package} ${Version}\n' rdma-core ibverbs-providers libibverbs1 \
         librdmacm1 ibverbs-utils rdmacm-utils perftest python3-pyverbs 2>/dev/null || true
     echo "slow=${RXE_SLOW_TESTS:-} cycles=${RXE_CYCLES:-} timeout=${RXE_TEST_TIMEOUT:-}"
+}
+c_common=$( {
+    (cd "$here" && sha256sum tests/vm/lib.sh tests/vm/suite.sh tests/kmod/Kbuild scripts/vm.sh scripts/check-dmesg.sh)
+    c_environment
 } | sha256sum | cut -c1-16)
 declare -A c_keys=()
 c_key=$( {
     (cd "$here" && find tests scripts/vm.sh scripts/check-dmesg.sh -name __pycache__ -prune -o -type f -print0 |
         sort -z | xargs -0 sha256sum)
-    basename "$(readlink -f "$RXE_CACHE/kernel")"
-    dpkg-query -W -f='${Package} ${Version}\n' rdma-core ibverbs-providers libibverbs1 \
-        librdmacm1 ibverbs-utils rdmacm-utils perftest python3-pyverbs 2>/dev/null || true
-    echo "slow=${RXE_SLOW_TESTS:-} cycles=${RXE_CYCLES:-} timeout=${RXE_TEST_TIMEOUT:-}"
+    c_environment
 } | sha256sum | cut -c1-16)
 c_cache=$RXE_CACHE/c-pass/$c_key
 : > "$logdir/results-c-cached.txt"

@@ -195,10 +195,7 @@ fn after_the_probe_rtt_timeouts_go_back_and_only_the_qp_timeout_uses_retry_cnt()
 
 #[test]
 fn a_vanished_peer_fails_after_retry_cnt_plus_one_timeouts() {
-    let mut req = measured();
-    let mut cfg = *req.config();
-    cfg.retry_cnt = 2;
-    req.reset(cfg);
+    let mut req = requester(2);
     let t0 = 1000 * US;
     req.post(write(1, 4096), &mut |_| panic!()).unwrap();
     let mut acts = at(&mut req, t0, SEND_ALL);
@@ -367,10 +364,7 @@ fn after_an_unanswered_qp_timeout_only_the_qp_timeout_resends() {
     // (CI's rust/t_rc ns/srq_pingpong: 6 QPs resending to a peer that had
     // exited, up to 14 packets per QP timeout each, took the whole CPU of
     // the 1-vCPU guest, and the client never got to exit.)
-    let mut req = measured();
-    let mut cfg = *req.config();
-    cfg.retry_cnt = 6;
-    req.reset(cfg);
+    let mut req = requester(6);
     let t0 = 1000 * US;
     req.post(write(1, 4096), &mut |_| panic!()).unwrap();
     let timeout = u64::from(TIMEOUT) * US;
