@@ -17,6 +17,7 @@ use crate::{
     counters::Counter,
     device::RxeDevice,
     proto::{
+        access::Invalidation,
         aeth::{Aeth, NakCode, Syndrome},
         headers::AtomicAckEth,
         opcode::Opcode,
@@ -455,23 +456,32 @@ fn run(
         ResponderAction::CompleteReceive {
             len,
             imm,
-            invalidate_rkey: _,
+            invalidate_rkey,
             write_with_imm,
             status,
         } => {
             let Some(wqe) = inner.rc.recv.take() else {
                 return;
             };
-            let failed = inner.rc.recv_failed.take();
+            let mut failed = inner.rc.recv_failed.take();
+            // SEND_WITH_INV: the named region is invalidated once the
+            // message is placed, before its completion (rxe's `execute`).
+            // A key that cannot be invalidated fails the receive with
+            // REM_INV_REQ_ERR and the QP without an ACK (class J).
+            let mut invalidation_failed = false;
+            if let (Some(rkey), CompletionStatus::Success, None) = (invalidate_rkey, status, failed)
+            {
+                if let Err(e) = crate::mr::invalidate(rxe, pd, rkey) {
+                    failed = Some(e.wc_status(Invalidation::Remote));
+                    invalidation_failed = true;
+                }
+            }
             let cqe = match (status, failed) {
                 (CompletionStatus::Success, None) => {
-                    // No memory window or fast-registered region exists to
-                    // invalidate (the device does not advertise them), so a
-                    // SEND with invalidate completes as a plain SEND: a
-                    // WITH_INVALIDATE flag would tell the ULP its key is gone.
-                    let ex = match imm {
-                        Some(imm) => CqeEx::Imm(imm.to_be_bytes()),
-                        None => CqeEx::None,
+                    let ex = match (imm, invalidate_rkey) {
+                        (Some(imm), _) => CqeEx::Imm(imm.to_be_bytes()),
+                        (None, Some(rkey)) => CqeEx::InvalidateRkey(rkey),
+                        (None, None) => CqeEx::None,
                     };
                     rxe.counters.inc(Counter::RdmaRecvs);
                     Cqe::recv(wqe.wr_id, qp.body.qpn, write_with_imm, len, ex, 0, 1)
@@ -479,7 +489,13 @@ fn run(
                 (CompletionStatus::Success, Some(f)) => Cqe::recv_error(wqe.wr_id, qp.body.qpn, f),
                 (s, _) => Cqe::recv_error(wqe.wr_id, qp.body.qpn, wc_status(s)),
             };
-            if !super::post_recv_cqe(rxe, qp, &cqe, pkt.bth.se, Some(inner.attrs.av.network)) {
+            let posted =
+                super::post_recv_cqe(rxe, qp, &cqe, pkt.bth.se, Some(inner.attrs.av.network));
+            if invalidation_failed {
+                super::complete::enter_error(rxe, qp, inner);
+                return;
+            }
+            if !posted {
                 // The completion is lost: the QP fails without ACKing the
                 // message (the actions after this one are not run), as
                 // rxe's responder does (class G).
