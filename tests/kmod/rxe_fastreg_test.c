@@ -192,15 +192,17 @@ guard:
 	return -EIO;
 }
 
-static int fr_modify(struct fr_test *t, struct ib_qp *qp, u32 dest_qpn)
+static int fr_modify(struct fr_test *t, struct ib_qp *qp, u32 dest_qpn, bool reset)
 {
 	struct ib_qp_attr attr = {};
 	int ret;
 
-	attr.qp_state = IB_QPS_RESET;
-	ret = ib_modify_qp(qp, &attr, IB_QP_STATE);
-	if (ret)
-		return ret;
+	if (reset) {
+		attr.qp_state = IB_QPS_RESET;
+		ret = ib_modify_qp(qp, &attr, IB_QP_STATE);
+		if (ret)
+			return ret;
+	}
 
 	attr.qp_state = IB_QPS_INIT;
 	attr.pkey_index = 0;
@@ -242,14 +244,14 @@ static int fr_modify(struct fr_test *t, struct ib_qp *qp, u32 dest_qpn)
 			    IB_QP_MAX_QP_RD_ATOMIC);
 }
 
-/* (Re)connects a and b to each other, from whatever state they are in. */
-static int fr_connect(struct fr_test *t)
+/* Connects a and b to each other; with `reset`, from whatever state they are in. */
+static int fr_connect(struct fr_test *t, bool reset)
 {
 	int ret;
 
-	ret = fr_modify(t, t->a, t->b->qp_num);
+	ret = fr_modify(t, t->a, t->b->qp_num, reset);
 	if (!ret)
-		ret = fr_modify(t, t->b, t->a->qp_num);
+		ret = fr_modify(t, t->b, t->a->qp_num, reset);
 	if (ret)
 		pr_err(TAG "connect: %d\n", ret);
 	fr_drain_cq(t);
@@ -610,14 +612,14 @@ static int fr_run_test(struct fr_test *t)
 		pr_err(TAG "create_qp: %d\n", ret);
 		goto out;
 	}
-	ret = fr_connect(t);
+	ret = fr_connect(t, false);
 	ret = ret ?: fr_write_read(t);
 	ret = ret ?: fr_send_with_inv(t);
 	ret = ret ?: fr_local_inv(t);
 	/* The failed WRITE moved both QPs to ERROR: start them again. */
-	ret = ret ?: fr_connect(t);
+	ret = ret ?: fr_connect(t, true);
 	ret = ret ?: fr_reg_valid(t);
-	ret = ret ?: fr_connect(t);
+	ret = ret ?: fr_connect(t, true);
 	ret = ret ?: fr_stale_key(t);
 	if (!ret)
 		pr_info(TAG "PASS: %d-page region (%u bytes) on %s: REG_MR, WRITE, READ, SEND_WITH_INV, LOCAL_INV, REG_MR of a Valid region, stale key\n",
