@@ -355,7 +355,7 @@ fn reg_mr_local_inv_and_send_with_inv_read_back() {
         remote: Remote::Reg {
             mr_index: 0x1234,
             iova: 0xabcd_0000_ffff_1800,
-            key: 0x1234_57,
+            key: 0x0012_3457,
             access: 7,
         },
     };
@@ -368,7 +368,7 @@ fn reg_mr_local_inv_and_send_with_inv_read_back() {
         SendOp::RegMr {
             mr_index: 0x1234,
             iova: 0xabcd_0000_ffff_1800,
-            key: 0x1234_57,
+            key: 0x0012_3457,
             access: 7,
         }
     );
@@ -377,11 +377,11 @@ fn reg_mr_local_inv_and_send_with_inv_read_back() {
         wr_id: 2,
         opcode: WrOpcode::LocalInv as u32,
         send_flags: 0,
-        ex: 0x1234_57u32.to_ne_bytes(),
+        ex: 0x0012_3457u32.to_ne_bytes(),
         remote: Remote::None,
     };
     post_send(&q.ring, &q.buf, &q.post, &inv, SendPayload::Sges(&[])).unwrap();
-    assert_eq!(q.take().op, SendOp::LocalInv { rkey: 0x1234_57 });
+    assert_eq!(q.take().op, SendOp::LocalInv { rkey: 0x0012_3457 });
 
     let send = KernelSendWr {
         wr_id: 3,
