@@ -263,6 +263,11 @@ pub(crate) fn on_request(
             _ => run(rxe, qp, inner, ndev, out, pkt, a),
         }
     }
+    if core::mem::take(&mut inner.rc.fail_after_replies) && inner.rc.receiving {
+        send_final_replies(rxe, inner, ndev, out);
+        super::complete::enter_error(rxe, qp, inner);
+        return;
+    }
     if !inner.rc.replies.is_empty() {
         super::transmit_or_kick(rxe, qp, inner, ndev, out);
     }
@@ -467,13 +472,13 @@ fn run(
             // SEND_WITH_INV: the named region is invalidated once the
             // message is placed, before its completion (rxe's `execute`).
             // A key that cannot be invalidated fails the receive with
-            // REM_INV_REQ_ERR and the QP without an ACK (class J).
-            let mut invalidation_failed = false;
+            // REM_INV_REQ_ERR; the message is still ACKed, then the QP
+            // fails (rxe's class J).
             if let (Some(rkey), CompletionStatus::Success, None) = (invalidate_rkey, status, failed)
             {
                 if let Err(e) = crate::mr::invalidate(rxe, pd, rkey) {
                     failed = Some(e.wc_status(Invalidation::Remote));
-                    invalidation_failed = true;
+                    inner.rc.fail_after_replies = true;
                 }
             }
             let cqe = match (status, failed) {
@@ -489,13 +494,7 @@ fn run(
                 (CompletionStatus::Success, Some(f)) => Cqe::recv_error(wqe.wr_id, qp.body.qpn, f),
                 (s, _) => Cqe::recv_error(wqe.wr_id, qp.body.qpn, wc_status(s)),
             };
-            let posted =
-                super::post_recv_cqe(rxe, qp, &cqe, pkt.bth.se, Some(inner.attrs.av.network));
-            if invalidation_failed {
-                super::complete::enter_error(rxe, qp, inner);
-                return;
-            }
-            if !posted {
+            if !super::post_recv_cqe(rxe, qp, &cqe, pkt.bth.se, Some(inner.attrs.av.network)) {
                 // The completion is lost: the QP fails without ACKing the
                 // message (the actions after this one are not run), as
                 // rxe's responder does (class G).
