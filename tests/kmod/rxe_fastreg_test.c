@@ -12,7 +12,9 @@
  * must fail with IB_WC_REM_ACCESS_ERR. With the QPs reconnected, REG_MR of
  * a region that is already Valid must complete with IB_WC_LOC_QP_OP_ERR;
  * reconnected again, a WRITE with the region's previous consumer key (the
- * index right, the key byte stale) must fail with IB_WC_REM_ACCESS_ERR.
+ * index right, the key byte stale) must fail with IB_WC_REM_ACCESS_ERR;
+ * reconnected again, a SEND_WITH_INV naming a stale key must fail the
+ * receive with IB_WC_REM_INV_REQ_ERR and leave the region Valid.
  *
  * Two RC QPs of one device connected to each other: `a` is the initiator
  * (a ULP's host side), `b` owns the region (the target side). The test
@@ -506,6 +508,48 @@ static int fr_stale_key(struct fr_test *t)
 	return ret;
 }
 
+/*
+ * Phase 6: a SEND_WITH_INV naming a stale key fails the receive with
+ * REM_INV_REQ_ERR (the sender's SEND may still succeed: rxe ACKs it); the
+ * region stays Valid, as a WRITE after reconnecting shows.
+ */
+static int fr_bad_send_with_inv(struct fr_test *t)
+{
+	struct ib_sge rsge = { .addr = t->rdma, .length = 64, .lkey = t->pd->local_dma_lkey };
+	struct ib_recv_wr rwr = { .wr_id = 61, .sg_list = &rsge, .num_sge = 1 };
+	struct ib_sge ssge = { .addr = t->adma, .length = 64, .lkey = t->pd->local_dma_lkey };
+	struct ib_send_wr swr = {
+		.wr_id = 60, .sg_list = &ssge, .num_sge = 1, .opcode = IB_WR_SEND_WITH_INV,
+		.send_flags = IB_SEND_SIGNALED, .ex.invalidate_rkey = t->mr->rkey ^ 0x80,
+	};
+	struct fr_seen seen = {};
+	struct ib_wc wc;
+	int ret;
+
+	ret = ib_post_recv(t->b, &rwr, NULL);
+	ret = ret ?: ib_post_send(t->a, &swr, NULL);
+	if (ret) {
+		pr_err(TAG "post SEND_WITH_INV with a stale key: %d\n", ret);
+		return ret;
+	}
+	ret = fr_expect(t, &seen, "receive of SEND_WITH_INV with a stale key", 61,
+			IB_WC_REM_INV_REQ_ERR, 0, NULL);
+	ret = ret ?: fr_wait(t, &seen, 60, &wc);
+	if (ret)
+		return ret;
+	pr_info(TAG "SEND_WITH_INV with a stale key: sender's status %s\n",
+		ib_wc_status_msg(wc.status));
+	ret = fr_connect(t, true);
+	if (ret)
+		return ret;
+	memset(t->tbuf, GUARD, t->tsize);
+	fr_fill(t->abuf, t->len, 8);
+	ret = fr_post_rdma(t, 62, IB_WR_RDMA_WRITE, t->mr->rkey, 0, t->len);
+	ret = ret ?: fr_expect(t, &seen, "WRITE after a failed remote invalidation", 62,
+			       IB_WC_SUCCESS, IB_WC_RDMA_WRITE, NULL);
+	return ret ?: fr_check_region(t, "WRITE after a failed remote invalidation", t->abuf);
+}
+
 /* The region's scatterlist: one entry per page, HEAD in, TAIL short of the end. */
 static int fr_map(struct fr_test *t)
 {
@@ -621,8 +665,10 @@ static int fr_run_test(struct fr_test *t)
 	ret = ret ?: fr_reg_valid(t);
 	ret = ret ?: fr_connect(t, true);
 	ret = ret ?: fr_stale_key(t);
+	ret = ret ?: fr_connect(t, true);
+	ret = ret ?: fr_bad_send_with_inv(t);
 	if (!ret)
-		pr_info(TAG "PASS: %d-page region (%u bytes) on %s: REG_MR, WRITE, READ, SEND_WITH_INV, LOCAL_INV, REG_MR of a Valid region, stale key\n",
+		pr_info(TAG "PASS: %d-page region (%u bytes) on %s: REG_MR, WRITE, READ, SEND_WITH_INV, LOCAL_INV, REG_MR of a Valid region, stale key, SEND_WITH_INV of a stale key\n",
 			pages, t->len, dev_name(&ibdev->dev));
 out:
 	if (t->a)

@@ -8,8 +8,10 @@
 # IB_WC_WITH_INVALIDATE with the key, a new REG_MR then accepted);
 # IB_WR_LOCAL_INV, then a WRITE with the old key failing with
 # REM_ACCESS_ERR; REG_MR of a Valid region failing with LOC_QP_OP_ERR; a
-# WRITE with a stale consumer key failing with REM_ACCESS_ERR. At 4 and at
-# 64 pages (the latter: 256 packets each way at path MTU 1024).
+# WRITE with a stale consumer key failing with REM_ACCESS_ERR; a
+# SEND_WITH_INV naming a stale key failing the receive with
+# REM_INV_REQ_ERR and leaving the region Valid. At 4 and at 64 pages (the
+# latter: 256 packets each way at path MTU 1024).
 . "$(dirname "$0")/lib.sh"
 
 ko=$RXE_LOGDIR/kmod/rxe_fastreg_test.ko
