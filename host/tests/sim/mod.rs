@@ -636,7 +636,14 @@ pub fn run(cfg: &SimConfig) -> SimResult {
     let mut atomics = 0;
     for (w, c) in works.iter().zip(&completions).take(ok_prefix) {
         match w.wqe.op {
-            WqeOp::Write { va, rkey, .. } => {
+            WqeOp::Write { va, rkey, .. } | WqeOp::Read { va, rkey } => {
+                // A WRITE's remote bytes and a READ's landed local bytes
+                // must be the same (the local buffer is what moved).
+                let what = if matches!(w.wqe.op, WqeOp::Read { .. }) {
+                    "READ"
+                } else {
+                    "WRITE"
+                };
                 let off = mem
                     .off(&RemoteRange {
                         va,
@@ -647,22 +654,7 @@ pub fn run(cfg: &SimConfig) -> SimResult {
                 assert_eq!(
                     &mem.bytes[off..off + w.local.len()],
                     &w.local[..],
-                    "{ctx}: WRITE {} differs",
-                    w.wqe.id
-                );
-            }
-            WqeOp::Read { va, rkey } => {
-                let off = mem
-                    .off(&RemoteRange {
-                        va,
-                        rkey,
-                        len: w.wqe.length,
-                    })
-                    .unwrap();
-                assert_eq!(
-                    &mem.bytes[off..off + w.local.len()],
-                    &w.local[..],
-                    "{ctx}: READ {} differs",
+                    "{ctx}: {what} {} differs",
                     w.wqe.id
                 );
             }
