@@ -7,7 +7,8 @@
 # SEND_WITH_INV invalidating the region (the receive completion flagged
 # IB_WC_WITH_INVALIDATE with the key, a new REG_MR then accepted);
 # IB_WR_LOCAL_INV, then a WRITE with the old key failing with
-# REM_ACCESS_ERR; REG_MR of a Valid region failing with LOC_QP_OP_ERR; a
+# REM_ACCESS_ERR; REG_MR of a Valid region failing with LOC_QP_OP_ERR (C:
+# WR_FLUSH_ERR, a known difference); a
 # WRITE with a stale consumer key failing with REM_ACCESS_ERR; a
 # SEND_WITH_INV naming a stale key failing the receive with
 # REM_INV_REQ_ERR and leaving the region Valid. At 4 and at 64 pages (the
@@ -31,7 +32,13 @@ fastreg() { # DESCRIPTION PARAMS...
         fail "$what"
     fi
 }
-fastreg "fast registration, 4 pages" pages=4
-fastreg "fast registration, 64 pages" pages=64
+# The C driver completes the failing REG_MR with WR_FLUSH_ERR instead of
+# LOC_QP_OP_ERR (rxe_qp_error runs before its completer sees the WQE, so
+# the WQE is flushed): a known difference, checked exactly on each side.
+known=()
+[ "$RXE_DRIVER" = c ] && known=(failed_wr_flushed=1)
+fastreg "fast registration, 4 pages" pages=4 "${known[@]}"
+fastreg "fast registration, 64 pages" pages=64 "${known[@]}"
+[ "$RXE_DRIVER" = c ] && note "C driver known difference: REG_MR of a Valid region completes WR_FLUSH_ERR, not LOC_QP_OP_ERR"
 note "counters: $(rdma statistic show link rxe0/1)"
 expect "rdma link del" rdma link del rxe0
