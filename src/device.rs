@@ -143,11 +143,12 @@ pub(crate) fn newlink(name: &CStr, ndev: &NetDevice) -> Result {
 
 /// The attributes `query_device` reports: the C driver's values, less the
 /// capabilities this driver does not implement. The C driver also sets
-/// `IB_DEVICE_MEM_WINDOW`, `IB_DEVICE_MEM_WINDOW_TYPE_2B` and
-/// `IB_DEVICE_MEM_MGT_EXTENSIONS`; there are no memory windows and no fast
-/// registration here, and a kernel ULP that reads those bits would use
-/// them, so they are left out (`tests/vm/cmp_devinfo.sh` names exactly
-/// this difference).
+/// `IB_DEVICE_MEM_WINDOW` and `IB_DEVICE_MEM_WINDOW_TYPE_2B`; there are no
+/// memory windows here, and a ULP that reads those bits would use them, so
+/// they are left out (`tests/vm/cmp_devinfo.sh` names exactly this
+/// difference). `IB_DEVICE_MEM_MGT_EXTENSIONS` (fast registration:
+/// `alloc_mr`, `map_mr_sg`, REG_MR, LOCAL_INV, SEND_WITH_INV) is
+/// advertised, as NVMe over RDMA requires it (`t_fastreg`).
 fn device_attr(sys_image_guid: [u8; 8]) -> bindings::ib_device_attr {
     use bindings::*;
     let cap_flags = ib_device_cap_flags_IB_DEVICE_BAD_PKEY_CNTR
@@ -159,6 +160,7 @@ fn device_attr(sys_image_guid: [u8; 8]) -> bindings::ib_device_attr {
         | ib_device_cap_flags_IB_DEVICE_SYS_IMAGE_GUID
         | ib_device_cap_flags_IB_DEVICE_RC_RNR_NAK_GEN
         | ib_device_cap_flags_IB_DEVICE_SRQ_RESIZE
+        | ib_device_cap_flags_IB_DEVICE_MEM_MGT_EXTENSIONS
         | ib_device_cap_flags_IB_DEVICE_FLUSH_GLOBAL
         | ib_device_cap_flags_IB_DEVICE_FLUSH_PERSISTENT
         | ib_device_cap_flags_IB_DEVICE_ATOMIC_WRITE;

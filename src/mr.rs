@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Memory regions (design §5): registration of user memory (`reg_user_mr`)
-//! and of the kernel's DMA region (`get_dma_mr`), their keys in the
-//! device's key table, and deregistration.
+//! and of the kernel's DMA region (`get_dma_mr`), fast-registration regions
+//! (`alloc_mr`, then `map_mr_sg`, `IB_WR_REG_MR`, `IB_WR_LOCAL_INV` and
+//! remote invalidation), their keys in the device's key table, and
+//! deregistration.
 //!
 //! A region is allocated by the driver (ib_core does not size MRs) and owned
 //! by ib_core between registration and `dereg_mr`. The key table holds one
@@ -14,14 +16,18 @@
 
 use crate::{
     device::RxeDevice,
-    proto::access::{self, AccessError, Extent, MemKey, RegionKeys, MR_INDEX_MAX},
+    proto::access::{
+        self, AccessError, Extent, FastReg, FastRegError, MemKey, PageMap, RegionKeys,
+        MAX_FAST_REG_PAGES, MR_INDEX_MAX,
+    },
     sys::{
         mr::{random_key8, IbMr, PageList, Umem},
         table::{Counted, UseCount},
     },
     verbs,
 };
-use kernel::prelude::*;
+use core::sync::atomic::AtomicPtr;
+use kernel::{new_spinlock_irq, prelude::*, sync::SpinLockIrq};
 
 /// Page size of the page list of a user region.
 const PAGE_SHIFT: u32 = kernel::page::PAGE_SHIFT as u32;
@@ -63,6 +69,65 @@ pub(crate) enum MrMemory {
         #[expect(dead_code, reason = "never read: it unpins the pages when dropped")]
         umem: Umem,
     },
+    /// A fast-registration region (`alloc_mr`): pages a kernel ULP maps
+    /// with `map_mr_sg` and registers with `IB_WR_REG_MR`.
+    Fast(Pin<KBox<FastMr>>),
+}
+
+/// The mutable half of a fast-registration region. The key table's entry
+/// ([`RxeMr::keys`]) holds only its index; key, state, access and pages
+/// are here, under an interrupt-safe lock: `map_mr_sg` may run in any
+/// context, the data path runs in softirq and under the QP lock.
+#[pin_data]
+pub(crate) struct FastMr {
+    /// State, keys, the registered pages and the ones `map_mr_sg` staged.
+    #[pin]
+    pub(crate) state: SpinLockIrq<FastMrState>,
+    /// The staged page list while `map_mr_sg` fills it, with `state` held
+    /// by that call; null otherwise (see `crate::sys::mr`).
+    pub(crate) staging: AtomicPtr<StagedPages>,
+}
+
+/// What [`FastMr::state`] protects.
+pub(crate) struct FastMrState {
+    /// The region's state machine and key checks.
+    pub(crate) reg: FastReg,
+    /// Addresses (kernel virtual: rxe maps DMA to virtual addresses) of the
+    /// pages of the current registration, one per page of the page map.
+    pub(crate) live: KVVec<u64>,
+    /// The page list `map_mr_sg` built last, which the next REG_MR
+    /// registers.
+    pub(crate) staged: StagedPages,
+}
+
+/// A page list built by `map_mr_sg`, waiting for REG_MR.
+pub(crate) struct StagedPages {
+    /// Page addresses, at most `max_num_sg` (the capacity, never grown).
+    pages: KVVec<u64>,
+    /// log2 of the page size they were mapped with.
+    page_shift: u32,
+    /// Bytes the mapping covers (`ib_mr.length` after mapping).
+    length: u64,
+}
+
+impl StagedPages {
+    /// Starts a new mapping with pages of `1 << page_shift` bytes.
+    pub(crate) fn start(&mut self, page_shift: u32) {
+        self.pages.clear();
+        self.page_shift = page_shift;
+        self.length = 0;
+    }
+
+    /// Appends the next page's address; `ENOMEM` when the region's
+    /// `max_num_sg` pages are used (as rxe's `rxe_set_page`).
+    pub(crate) fn push(&mut self, addr: u64) -> Result {
+        self.pages.push_within_capacity(addr).map_err(|_| ENOMEM)
+    }
+
+    /// Records how many bytes the mapping covers.
+    pub(crate) fn finish(&mut self, length: u64) {
+        self.length = length;
+    }
 }
 
 /// What `reg_user_mr` is asked for.
@@ -173,7 +238,125 @@ pub(crate) fn reg_user_mr(
 /// it (unpinning user memory).
 pub(crate) fn dereg_mr(rxe: &RxeDevice, mr: Pin<KBox<RxeMr>>) {
     rxe.keys.remove(mr.keys.lkey.index());
+    if let MrMemory::Fast(fast) = &mr.memory {
+        fast.state.lock().reg.deallocate();
+    }
     mr.uses.drain();
     drop(mr);
     verbs::return_budget(&rxe.mrs);
+}
+
+/// `alloc_mr` (`IB_MR_TYPE_MEM_REG`): a fast-registration region for up to
+/// `max_num_sg` pages, Free until a REG_MR registers it. The C driver's
+/// page-list limit (`max_fast_reg_page_list_len`) bounds `max_num_sg`.
+pub(crate) fn alloc_mr(rxe: &RxeDevice, pd: usize, max_num_sg: u32) -> Result<Pin<KBox<RxeMr>>> {
+    if max_num_sg > MAX_FAST_REG_PAGES {
+        return Err(EINVAL);
+    }
+    let n = max_num_sg as usize;
+    let live = KVVec::with_capacity(n, GFP_KERNEL)?;
+    let staged = StagedPages {
+        pages: KVVec::with_capacity(n, GFP_KERNEL)?,
+        page_shift: kernel::page::PAGE_SHIFT as u32,
+        length: 0,
+    };
+    verbs::take_budget(&rxe.mrs, crate::params::MAX_MR)?;
+    let index = match rxe.keys.reserve(1, MR_INDEX_MAX) {
+        Ok(index) => index,
+        Err(e) => {
+            verbs::return_budget(&rxe.mrs);
+            return Err(e);
+        }
+    };
+    let key = MemKey::new(index, random_key8());
+    let fast = KBox::pin_init(
+        pin_init!(FastMr {
+            state <- new_spinlock_irq!(
+                FastMrState {
+                    reg: FastReg::new(key, pd),
+                    live,
+                    staged,
+                },
+                "FastMr::state"
+            ),
+            staging: AtomicPtr::new(core::ptr::null_mut()),
+        }),
+        GFP_KERNEL,
+    );
+    // The table entry's own keys admit nothing: every access to a
+    // fast-registration region is decided by its `FastReg`.
+    let keys = RegionKeys {
+        lkey: key,
+        rkey: key,
+        pd,
+        access: 0,
+        extent: Extent::Range { iova: 0, length: 0 },
+    };
+    let mr = fast.and_then(|fast| {
+        KBox::pin_init(
+            pin_init!(RxeMr {
+                ibmr: IbMr::new(key.0, key.0),
+                keys,
+                memory: MrMemory::Fast(fast),
+                uses <- UseCount::new(),
+            }),
+            GFP_KERNEL,
+        )
+    });
+    let published = mr.and_then(|mr| {
+        // SAFETY: As in `register`.
+        unsafe { rxe.keys.publish(index, &mr) }?;
+        Ok(mr)
+    });
+    if published.is_err() {
+        rxe.keys.unreserve(index);
+        verbs::return_budget(&rxe.mrs);
+    }
+    published
+}
+
+/// IB_WR_REG_MR, executed in send-queue order by a QP in `qp_pd`:
+/// registers the pages the last `map_mr_sg` staged on region `mr_index`
+/// at `iova`, with key `key` and access `access`.
+pub(crate) fn reg_mr(
+    rxe: &RxeDevice,
+    qp_pd: usize,
+    mr_index: u32,
+    iova: u64,
+    key: u32,
+    access: u32,
+) -> Result<(), FastRegError> {
+    let mr = rxe.keys.lookup(mr_index).ok_or(FastRegError::UnknownKey)?;
+    let MrMemory::Fast(fast) = &mr.memory else {
+        return Err(FastRegError::NotFastReg);
+    };
+    let mut guard = fast.state.lock();
+    let st = &mut *guard;
+    let map = PageMap::new(
+        st.staged.page_shift,
+        iova,
+        st.staged.length,
+        st.staged.pages.len(),
+    )?;
+    st.reg.register(qp_pd, key, access, map)?;
+    st.live.clear();
+    for &page in st.staged.pages.iter() {
+        // Same capacity as `staged`: cannot fail.
+        let _ = st.live.push_within_capacity(page);
+    }
+    Ok(())
+}
+
+/// IB_WR_LOCAL_INV or a remote invalidation (SEND_WITH_INV) of `key` by a
+/// QP in `qp_pd`: the fast-registration region it names becomes Free.
+pub(crate) fn invalidate(rxe: &RxeDevice, qp_pd: usize, key: u32) -> Result<(), FastRegError> {
+    let mr = rxe
+        .keys
+        .lookup(MemKey(key).index())
+        .ok_or(FastRegError::UnknownKey)?;
+    let MrMemory::Fast(fast) = &mr.memory else {
+        return Err(FastRegError::NotFastReg);
+    };
+    let result = fast.state.lock().reg.invalidate(qp_pd, key);
+    result
 }

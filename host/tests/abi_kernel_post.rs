@@ -343,3 +343,68 @@ fn datagram_without_address_handle_is_refused_by_the_data_path() {
     let off = q.ring.peek(&q.buf).unwrap();
     assert!(SendWqe::read_from(&q.buf, off, &parse).is_err());
 }
+
+#[test]
+fn reg_mr_local_inv_and_send_with_inv_read_back() {
+    let mut q = sq(8);
+    let reg = KernelSendWr {
+        wr_id: 1,
+        opcode: WrOpcode::RegMr as u32,
+        send_flags: send_flags::SIGNALED,
+        ex: [0; 4],
+        remote: Remote::Reg {
+            mr_index: 0x1234,
+            iova: 0xabcd_0000_ffff_1800,
+            key: 0x0012_3457,
+            access: 7,
+        },
+    };
+    post_send(&q.ring, &q.buf, &q.post, &reg, SendPayload::Sges(&[])).unwrap();
+    let w = q.take();
+    assert_eq!(w.opcode, WrOpcode::RegMr);
+    assert_eq!(w.payload, Payload::None);
+    assert_eq!(
+        w.op,
+        SendOp::RegMr {
+            mr_index: 0x1234,
+            iova: 0xabcd_0000_ffff_1800,
+            key: 0x0012_3457,
+            access: 7,
+        }
+    );
+
+    let inv = KernelSendWr {
+        wr_id: 2,
+        opcode: WrOpcode::LocalInv as u32,
+        send_flags: 0,
+        ex: 0x0012_3457u32.to_ne_bytes(),
+        remote: Remote::None,
+    };
+    post_send(&q.ring, &q.buf, &q.post, &inv, SendPayload::Sges(&[])).unwrap();
+    assert_eq!(q.take().op, SendOp::LocalInv { rkey: 0x0012_3457 });
+
+    let send = KernelSendWr {
+        wr_id: 3,
+        opcode: WrOpcode::SendWithInv as u32,
+        send_flags: 0,
+        ex: 0x88_99u32.to_ne_bytes(),
+        remote: Remote::None,
+    };
+    post_send(&q.ring, &q.buf, &q.post, &send, SendPayload::Sges(&sges())).unwrap();
+    match q.take().op {
+        SendOp::Send {
+            invalidate_rkey, ..
+        } => assert_eq!(invalidate_rkey, Some(0x88_99)),
+        _ => panic!("not a send"),
+    }
+
+    // A user queue may not post REG_MR (its region is named by index: a
+    // user QP must never reach a kernel ULP's region that way).
+    post_send(&q.ring, &q.buf, &q.post, &reg, SendPayload::Sges(&[])).unwrap();
+    let off = q.ring.peek(&q.buf).unwrap();
+    let user = SendLimits {
+        origin: Origin::User,
+        ..q.parse
+    };
+    assert!(SendWqe::read_from(&q.buf, off, &user).is_err());
+}

@@ -153,7 +153,8 @@ fn local_and_uncarried_operations_are_told_apart() {
         posted(
             WrOpcode::RegMr,
             SendOp::RegMr {
-                mr: 0,
+                mr_index: 0,
+                iova: 0,
                 key: 1,
                 access: 0,
             },

@@ -57,6 +57,18 @@ pub enum Remote {
     /// A send on a UD or GSI QP: the destination QP, its Q_Key and the
     /// number of the address handle to send through.
     Datagram(UdDest),
+    /// REG_MR (`ib_reg_wr`): the region, by its key-table index, the iova
+    /// it is registered at, the new key and the access flags.
+    Reg {
+        /// Key-table index of the region.
+        mr_index: u32,
+        /// `ib_mr.iova` at post time.
+        iova: u64,
+        /// The new key (lkey = rkey).
+        key: u32,
+        /// `IB_ACCESS_*` flags.
+        access: u32,
+    },
 }
 
 /// A kernel send work request, read out of its `ib_send_wr`.
@@ -176,6 +188,17 @@ pub fn post_send<B: SharedBuf + ?Sized>(
             let _ = put_u32(&mut union, at(send_wr::UD_REMOTE_QKEY), ud.remote_qkey);
             let _ = put_u16(&mut union, at(send_wr::UD_PKEY_INDEX), ud.pkey_index);
             let _ = put_u32(&mut union, at(send_wr::UD_AH_NUM), ud.ah_num);
+        }
+        Remote::Reg {
+            mr_index,
+            iova,
+            key,
+            access,
+        } => {
+            let _ = put_u32(&mut union, at(send_wr::REG_MR_INDEX), mr_index);
+            let _ = put_u64(&mut union, at(send_wr::REG_IOVA), iova);
+            let _ = put_u32(&mut union, at(send_wr::REG_KEY), key);
+            let _ = put_u32(&mut union, at(send_wr::REG_ACCESS), access);
         }
     }
     let mut flags = wr.send_flags;

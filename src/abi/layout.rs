@@ -517,6 +517,13 @@ pub mod send_wr {
     pub const REG_KEY: usize = 32;
     /// `wr.reg.access` (u32; kernel only).
     pub const REG_ACCESS: usize = 36;
+    /// The registration's iova (u64): this driver's own field after
+    /// `wr.reg`, in kernel rings only (the data path never follows the
+    /// `wr.reg.mr` pointer; it finds the region by index).
+    pub const REG_IOVA: usize = 40;
+    /// The index of the region `wr.reg.mr` points to (u32; this driver's
+    /// own field, kernel rings only).
+    pub const REG_MR_INDEX: usize = 48;
 }
 
 /// Offsets of `struct rxe_send_wqe` (208-byte header).
@@ -722,10 +729,12 @@ impl RawSendWr {
         )
     }
 
-    /// The union read as the kernel-only `wr.reg`: `(mr pointer, key, access)`.
-    pub fn reg(&self) -> (u64, u32, u32) {
+    /// The union read as the kernel-only `wr.reg` with this driver's two
+    /// fields after it: `(region index, iova, key, access)`.
+    pub fn reg(&self) -> (u32, u64, u32, u32) {
         (
-            self.u(send_wr::REG_MR),
+            self.w(send_wr::REG_MR_INDEX),
+            self.u(send_wr::REG_IOVA),
             self.w(send_wr::REG_KEY),
             self.w(send_wr::REG_ACCESS),
         )

@@ -234,9 +234,12 @@ pub enum SendOp {
     },
     /// REG_MR (kernel only).
     RegMr {
-        /// The kernel's `struct ib_mr *`, as an integer.
-        mr: u64,
-        /// Key to assign.
+        /// Key-table index of the region to register (of the `ib_mr` the
+        /// work request named, read when it was posted).
+        mr_index: u32,
+        /// The region's iova (`ib_mr.iova` when posted).
+        iova: u64,
+        /// Key to assign (the region's index, a new consumer key byte).
         key: u32,
         /// Access flags.
         access: u32,
@@ -598,8 +601,13 @@ fn parse_from<S: SlotSource + ?Sized>(
             }
         }
         WrOpcode::RegMr => {
-            let (mr, key, access) = wr.reg();
-            SendOp::RegMr { mr, key, access }
+            let (mr_index, iova, key, access) = wr.reg();
+            SendOp::RegMr {
+                mr_index,
+                iova,
+                key,
+                access,
+            }
         }
         WrOpcode::Tso | WrOpcode::MaskedAtomicCmpAndSwp | WrOpcode::MaskedAtomicFetchAndAdd => {
             return Err(E::OpcodeNotSupported(opcode))

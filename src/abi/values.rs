@@ -46,7 +46,8 @@ pub enum WrOpcode {
     Flush = 14,
     /// ATOMIC WRITE (15).
     AtomicWrite = 15,
-    /// Register MR (0x20): kernel only; its union member is a kernel pointer.
+    /// Register MR (0x20): kernel only; in a kernel ring the region is named
+    /// by its key-table index (see `layout::send_wr::REG_MR_INDEX`).
     RegMr = 0x20,
 }
 

@@ -11,7 +11,7 @@ use crate::{
         values::access,
     },
     device::RxeDevice,
-    mr::MrMemory,
+    mr::{FastMr, MrMemory, RxeMr},
     proto::access::{AccessError, KeyUse, MemKey},
 };
 
@@ -48,6 +48,9 @@ fn region_io(
         .keys
         .lookup(key.index())
         .ok_or(AccessError::UnknownKey)?;
+    if let MrMemory::Fast(fast) = &mr.memory {
+        return fast_io(fast, key, key_use, pd, need, va, io);
+    }
     let off = mr.keys.check(key, key_use, pd, need, va, io.len() as u64)?;
     match &mr.memory {
         MrMemory::User {
@@ -65,6 +68,62 @@ fn region_io(
             Io::Write(buf) => crate::sys::kva::write(va, buf),
         }
         .map_err(|_| AccessError::OutOfBounds),
+        MrMemory::Fast(_) => Err(AccessError::NotValid),
+    }
+}
+
+/// [`region_io`] on a fast-registration region: the key check and the copy
+/// under the region's lock, so that no invalidation or new registration
+/// comes between them. The page list holds kernel virtual addresses (rxe
+/// maps DMA to virtual addresses), copied to and from as the DMA region's.
+fn fast_io(
+    fast: &FastMr,
+    key: MemKey,
+    key_use: KeyUse,
+    pd: usize,
+    need: u32,
+    va: u64,
+    io: Io<'_>,
+) -> Result<(), AccessError> {
+    let state = fast.state.lock();
+    let len = io.len();
+    let off = state.reg.check(key, key_use, pd, need, va, len as u64)?;
+    let mut done = 0usize;
+    let mut io = io;
+    for chunk in state.reg.map().chunks(off, len as u64) {
+        let page = *state.live.get(chunk.page).ok_or(AccessError::OutOfBounds)?;
+        let addr = page.wrapping_add(chunk.offset as u64);
+        let end = done + chunk.len;
+        let copied = match &mut io {
+            Io::Read(buf) => buf
+                .get_mut(done..end)
+                .map(|part| crate::sys::kva::read(addr, part).is_ok()),
+            Io::Write(buf) => buf
+                .get(done..end)
+                .map(|part| crate::sys::kva::write(addr, part).is_ok()),
+        };
+        if copied != Some(true) {
+            return Err(AccessError::OutOfBounds);
+        }
+        done = end;
+    }
+    Ok(())
+}
+
+/// The key check of `key` on `mr` (for a fast-registration region, under
+/// its lock).
+fn check_key(
+    mr: &RxeMr,
+    key: MemKey,
+    key_use: KeyUse,
+    pd: usize,
+    need: u32,
+    va: u64,
+    len: u64,
+) -> Result<u64, AccessError> {
+    match &mr.memory {
+        MrMemory::Fast(fast) => fast.state.lock().reg.check(key, key_use, pd, need, va, len),
+        _ => mr.keys.check(key, key_use, pd, need, va, len),
     }
 }
 
@@ -153,7 +212,8 @@ pub(crate) fn check_sges(
             .keys
             .lookup(key.index())
             .ok_or(AccessError::UnknownKey)?;
-        mr.keys.check(
+        check_key(
+            &mr,
             key,
             KeyUse::Local,
             pd,
@@ -235,9 +295,7 @@ pub(crate) fn check_remote(
         .keys
         .lookup(key.index())
         .ok_or(AccessError::UnknownKey)?;
-    mr.keys
-        .check(key, KeyUse::Remote, pd, need, va, len)
-        .map(|_| ())
+    check_key(&mr, key, KeyUse::Remote, pd, need, va, len).map(|_| ())
 }
 
 /// Executes an 8-byte atomic at `va` of `rkey`: `op` maps the original

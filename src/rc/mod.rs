@@ -77,6 +77,10 @@ pub(crate) struct RcState {
     pub(crate) recv: Option<RecvWqe>,
     /// Placement into `recv` failed: it completes with this status.
     pub(crate) recv_failed: Option<WcStatus>,
+    /// The request being handled failed the QP once its replies (its ACK)
+    /// are out: a SEND_WITH_INV whose key could not be invalidated (rxe's
+    /// class J). Set and cleared within one request.
+    pub(crate) fail_after_replies: bool,
     /// Reused list of requester actions (capacity [`send::ACTIONS_MAX`]:
     /// steps never allocate).
     pub(crate) actions: KVec<crate::proto::requester::RequesterAction>,
@@ -140,6 +144,7 @@ impl RcState {
                 next_recv: None,
                 recv: None,
                 recv_failed: None,
+                fail_after_replies: false,
                 sending: false,
                 receiving: false,
                 datagram_psn: Psn::new(0),

@@ -17,6 +17,7 @@ use crate::{
     counters::Counter,
     device::RxeDevice,
     proto::{
+        access::Invalidation,
         aeth::{Aeth, NakCode, Syndrome},
         headers::AtomicAckEth,
         opcode::Opcode,
@@ -262,6 +263,11 @@ pub(crate) fn on_request(
             _ => run(rxe, qp, inner, ndev, out, pkt, a),
         }
     }
+    if core::mem::take(&mut inner.rc.fail_after_replies) && inner.rc.receiving {
+        send_final_replies(rxe, inner, ndev, out);
+        super::complete::enter_error(rxe, qp, inner);
+        return;
+    }
     if !inner.rc.replies.is_empty() {
         super::transmit_or_kick(rxe, qp, inner, ndev, out);
     }
@@ -455,23 +461,32 @@ fn run(
         ResponderAction::CompleteReceive {
             len,
             imm,
-            invalidate_rkey: _,
+            invalidate_rkey,
             write_with_imm,
             status,
         } => {
             let Some(wqe) = inner.rc.recv.take() else {
                 return;
             };
-            let failed = inner.rc.recv_failed.take();
+            let mut failed = inner.rc.recv_failed.take();
+            // SEND_WITH_INV: the named region is invalidated once the
+            // message is placed, before its completion (rxe's `execute`).
+            // A key that cannot be invalidated fails the receive with
+            // REM_INV_REQ_ERR; the message is still ACKed, then the QP
+            // fails (rxe's class J).
+            if let (Some(rkey), CompletionStatus::Success, None) = (invalidate_rkey, status, failed)
+            {
+                if let Err(e) = crate::mr::invalidate(rxe, pd, rkey) {
+                    failed = Some(e.wc_status(Invalidation::Remote));
+                    inner.rc.fail_after_replies = true;
+                }
+            }
             let cqe = match (status, failed) {
                 (CompletionStatus::Success, None) => {
-                    // No memory window or fast-registered region exists to
-                    // invalidate (the device does not advertise them), so a
-                    // SEND with invalidate completes as a plain SEND: a
-                    // WITH_INVALIDATE flag would tell the ULP its key is gone.
-                    let ex = match imm {
-                        Some(imm) => CqeEx::Imm(imm.to_be_bytes()),
-                        None => CqeEx::None,
+                    let ex = match (imm, invalidate_rkey) {
+                        (Some(imm), _) => CqeEx::Imm(imm.to_be_bytes()),
+                        (None, Some(rkey)) => CqeEx::InvalidateRkey(rkey),
+                        (None, None) => CqeEx::None,
                     };
                     rxe.counters.inc(Counter::RdmaRecvs);
                     Cqe::recv(wqe.wr_id, qp.body.qpn, write_with_imm, len, ex, 0, 1)

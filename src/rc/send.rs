@@ -13,12 +13,13 @@ use super::{
 use crate::{
     abi::{
         cqe::Completion as Cqe,
-        send_wqe::{Origin, SendLimits, SendWqe as PostedWqe, SendWqeError},
+        send_wqe::{Origin, SendLimits, SendOp, SendWqe as PostedWqe, SendWqeError},
         values::{send_flags, QpType as AbiQpType, WcStatus, WrOpcode},
     },
     counters::Counter,
     device::RxeDevice,
     proto::{
+        access::Invalidation,
         headers::{Ieth, ImmDt},
         packet::ExtHeaders,
         qp_attr::{QpState, QpType},
@@ -175,14 +176,41 @@ fn take_wqes(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
                 memory::check_sges(rxe, pd, &w, write)
                     .map_err(|_| (w.wr_id, w.opcode, WcStatus::LocProtErr))?;
                 match requester_wqe(id, &w) {
-                    Ok(rw) => Ok((w, rw)),
-                    Err(NotTransport::Local | NotTransport::Unsupported) => {
+                    Ok(rw) => Ok(Ok((w, rw))),
+                    Err(NotTransport::Local) => Ok(Err(w)),
+                    Err(NotTransport::Unsupported) => {
                         Err((w.wr_id, w.opcode, WcStatus::LocQpOpErr))
                     }
                 }
             });
         match checked {
-            Ok((w, rw)) => {
+            Ok(Err(local)) => {
+                if inner.rc.requester.outstanding_wqes() > 0 {
+                    // A local operation runs once everything before it has
+                    // completed: the local invalidate fence (IBA 10.6.5.1)
+                    // that rxe makes mandatory, here for REG_MR too, so
+                    // no earlier request's retransmission can see its
+                    // effect and completions stay in order.
+                    return;
+                }
+                let status = local_operation(rxe, pd, &local);
+                // Not taken: the slot is the ring's oldest.
+                inner.sq.advance(&qp.body.sq_buf);
+                if status != WcStatus::Success || local.signaled(qp.body.sq_sig_all) {
+                    let cqe = Cqe::send(local.wr_id, qp.body.qpn, status, local.opcode, 0);
+                    super::post_send_cqe(rxe, qp, &cqe);
+                }
+                if status != WcStatus::Success {
+                    super::complete::enter_error(rxe, qp, inner);
+                    return;
+                }
+            }
+            Ok(Ok((w, rw))) => {
+                if w.fenced() && inner.rc.requester.outstanding_wqes() > 0 {
+                    // IB_SEND_FENCE (IBA 10.8.3.3): wait for earlier READ
+                    // and atomic requests; here for all earlier requests.
+                    return;
+                }
                 let rc = &mut *inner.rc;
                 let mut dropped = false;
                 if rc
@@ -216,6 +244,26 @@ fn take_wqes(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
                 return;
             }
         }
+    }
+}
+
+/// Carries out a local operation of a QP in `pd` (no packet): IB_WR_REG_MR
+/// and IB_WR_LOCAL_INV on fast-registration regions. Returns the status
+/// of its completion; BIND_MW fails (no memory windows).
+fn local_operation(rxe: &RxeDevice, pd: usize, wqe: &PostedWqe) -> WcStatus {
+    let done = match wqe.op {
+        SendOp::RegMr {
+            mr_index,
+            iova,
+            key,
+            access,
+        } => crate::mr::reg_mr(rxe, pd, mr_index, iova, key, access),
+        SendOp::LocalInv { rkey } => crate::mr::invalidate(rxe, pd, rkey),
+        _ => return WcStatus::LocQpOpErr,
+    };
+    match done {
+        Ok(()) => WcStatus::Success,
+        Err(e) => e.wc_status(Invalidation::Local),
     }
 }
 

@@ -286,6 +286,8 @@ fn device_ops() -> bindings::ib_device_ops {
         get_dma_mr: Some(super::mr::get_dma_mr_callback),
         reg_user_mr: Some(super::mr::reg_user_mr_callback),
         dereg_mr: Some(super::mr::dereg_mr_callback),
+        alloc_mr: Some(super::mr::alloc_mr_callback),
+        map_mr_sg: Some(super::mr::map_mr_sg_callback),
         create_ah: Some(super::ah::create_ah_callback),
         create_user_ah: Some(super::ah::create_ah_callback),
         query_ah: Some(super::ah::query_ah_callback),

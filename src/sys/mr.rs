@@ -6,10 +6,10 @@
 
 use super::bindings;
 use crate::{
-    mr::{self, RxeMr},
-    proto::access::PageChunks,
+    mr::{self, MrMemory, RxeMr, StagedPages},
+    proto::access::{fast_reg_page_shift, PageChunks},
 };
-use core::ptr::NonNull;
+use core::{ptr::NonNull, sync::atomic::Ordering};
 use kernel::{prelude::*, types::Opaque};
 
 /// The `ib_mr` embedded at the start of [`RxeMr`].
@@ -261,4 +261,95 @@ pub(super) unsafe extern "C" fn dereg_mr_callback(
     };
     mr::dereg_mr(rxe, mr);
     0
+}
+
+/// `.alloc_mr`: a fast-registration region (`IB_MR_TYPE_MEM_REG` only, as
+/// rxe) for up to `max_num_sg` pages.
+///
+/// # Safety
+///
+/// Called by ib_core only, with a live PD of one of our devices.
+pub(super) unsafe extern "C" fn alloc_mr_callback(
+    pd: *mut bindings::ib_pd,
+    mr_type: bindings::ib_mr_type,
+    max_num_sg: u32,
+) -> *mut bindings::ib_mr {
+    if mr_type != bindings::ib_mr_type_IB_MR_TYPE_MEM_REG {
+        return EINVAL.to_ptr();
+    }
+    // SAFETY: ib_core passes a live PD of one of our devices.
+    let rxe = unsafe { super::ib::rxe_of((*pd).device) };
+    match mr::alloc_mr(rxe, pd as usize, max_num_sg) {
+        Ok(mr) => into_ib(mr),
+        Err(e) => e.to_ptr(),
+    }
+}
+
+/// The `set_page` callback `map_mr_sg_callback` gives `ib_sg_to_pages`:
+/// appends one page address to the page list being staged.
+///
+/// # Safety
+///
+/// Called by `ib_sg_to_pages` only, with the region `map_mr_sg_callback`
+/// passed it.
+unsafe extern "C" fn set_page_callback(ibmr: *mut bindings::ib_mr, addr: u64) -> c_int {
+    // SAFETY: `ibmr` heads a live `RxeMr` (the caller's promise).
+    let mr = unsafe { &*ibmr.cast::<RxeMr>() };
+    let MrMemory::Fast(fast) = &mr.memory else {
+        return EINVAL.to_errno();
+    };
+    let staged = fast.staging.load(Ordering::Acquire);
+    if staged.is_null() {
+        return EINVAL.to_errno();
+    }
+    // SAFETY: `staging` is non-null only while `map_mr_sg_callback` holds
+    // the region's state lock and runs `ib_sg_to_pages` on this thread
+    // (the only caller of this function): the pointer is to the staged
+    // list inside that lock, which nothing else touches meanwhile.
+    match unsafe { (*staged).push(addr) } {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// `.map_mr_sg`: builds a fast-registration region's page list from a
+/// DMA-mapped scatterlist, with the page size ib_core put in
+/// `ib_mr.page_size`; the next `IB_WR_REG_MR` registers it. Returns the
+/// number of scatterlist entries mapped (`ib_sg_to_pages`).
+///
+/// # Safety
+///
+/// Called by ib_core only (`ib_map_mr_sg`), with a live region that
+/// `alloc_mr_callback` made and a scatterlist of `sg_nents` entries
+/// mapped for this device.
+pub(super) unsafe extern "C" fn map_mr_sg_callback(
+    ibmr: *mut bindings::ib_mr,
+    sg: *mut bindings::scatterlist,
+    sg_nents: c_int,
+    sg_offset: *mut c_uint,
+) -> c_int {
+    // SAFETY: `ibmr` heads a live `RxeMr` (ib_core's promise).
+    let mr = unsafe { &*ibmr.cast::<RxeMr>() };
+    let MrMemory::Fast(fast) = &mr.memory else {
+        return EINVAL.to_errno();
+    };
+    // SAFETY: Live region; ib_map_mr_sg has just set the page size.
+    let page_size = unsafe { (*ibmr).page_size };
+    let Ok(page_shift) = fast_reg_page_shift(u64::from(page_size)) else {
+        return EINVAL.to_errno();
+    };
+    let mut guard = fast.state.lock();
+    guard.staged.start(page_shift);
+    let staged: *mut StagedPages = &mut guard.staged;
+    fast.staging.store(staged, Ordering::Release);
+    // SAFETY: ib_core's promise for `ibmr`, `sg`, `sg_nents` and
+    // `sg_offset`; `set_page_callback` only touches the staged list, which
+    // `staging` lends it for this call while the lock is held here.
+    let mapped =
+        unsafe { bindings::ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, Some(set_page_callback)) };
+    fast.staging.store(core::ptr::null_mut(), Ordering::Release);
+    // SAFETY: Live region; `ib_sg_to_pages` set its length.
+    let length = unsafe { (*ibmr).length };
+    guard.staged.finish(length);
+    mapped
 }

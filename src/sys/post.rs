@@ -66,7 +66,9 @@ unsafe fn read_sges(
 /// # Safety
 ///
 /// `wr` is a live `ib_send_wr`; for RDMA opcodes it is the `wr` of an
-/// `ib_rdma_wr`, for atomics of an `ib_atomic_wr` (ib_verbs.h's contract).
+/// `ib_rdma_wr`, for atomics of an `ib_atomic_wr`, for REG_MR of an
+/// `ib_reg_wr` whose `mr`, if not null, is a live region of this device
+/// (ib_verbs.h's contract).
 unsafe fn read_remote(wr: *const bindings::ib_send_wr, opcode: u32) -> Remote {
     use WrOpcode::*;
     match WrOpcode::from_u32(opcode) {
@@ -76,6 +78,34 @@ unsafe fn read_remote(wr: *const bindings::ib_send_wr, opcode: u32) -> Remote {
             Remote::Rdma {
                 addr: r.remote_addr,
                 rkey: r.rkey,
+            }
+        }
+        Some(RegMr) => {
+            // SAFETY: By the caller's promise the request heads an `ib_reg_wr`.
+            let r = unsafe { &*wr.cast::<bindings::ib_reg_wr>() };
+            // The region by its key-table index (read from our own,
+            // never-changing part of it), so the data path follows no
+            // pointer out of the ring; index 0 names no region, and the
+            // request completes in error.
+            let (mr_index, iova) = if r.mr.is_null() {
+                (0, 0)
+            } else {
+                // SAFETY: A region of this device that ib_core handed the
+                // ULP, live until its REG_MR completes (ib_verbs.h's
+                // contract); `ibmr` heads an `RxeMr` whose `keys` never
+                // change, and the ULP owns `iova` while posting.
+                unsafe {
+                    (
+                        (*r.mr.cast::<crate::mr::RxeMr>()).keys.lkey.index(),
+                        (*r.mr).iova,
+                    )
+                }
+            };
+            Remote::Reg {
+                mr_index,
+                iova,
+                key: r.key,
+                access: r.access as u32,
             }
         }
         Some(AtomicCmpAndSwp | AtomicFetchAndAdd) => {
