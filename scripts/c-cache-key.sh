@@ -7,7 +7,8 @@
 # knobs that change what a test does), the test's own script, and every
 # file under tests/ that script names, and so on (a file is named by its
 # name or, for a Python module, its name without .py; a false match only
-# adds a dependency). Changing one test then reruns only that test's C
+# adds a dependency), with tests/kmod/Kbuild for a test that names a
+# test module. Changing one test then reruns only that test's C
 # pass, not all of them.
 
 # c_test_deps NAME: the repository files test NAME depends on beyond the
@@ -36,11 +37,15 @@ c_test_deps() {
             fi
         done
     done
+    # A test module's build file goes with the modules (it lists them all).
+    if printf '%s\n' "${!have[@]}" | grep -q '^tests/kmod/'; then
+        have[tests/kmod/Kbuild]=1
+    fi
     printf '%s\n' "${!have[@]}" | sort
 }
 
 # c_test_key COMMON NAME: the cache key of test NAME's C result, COMMON
-# the hash of the harness (which includes tests/kmod/Kbuild).
+# the hash of the harness.
 c_test_key() {
     { echo "$1"; echo "$2"
       c_test_deps "$2" | tr '\n' '\0' | xargs -0 -r sha256sum; } | sha256sum | cut -c1-16

@@ -94,7 +94,7 @@ c_environment() {
     echo "slow=${RXE_SLOW_TESTS:-} cycles=${RXE_CYCLES:-} timeout=${RXE_TEST_TIMEOUT:-}"
 }
 c_common=$( {
-    (cd "$here" && sha256sum tests/vm/lib.sh tests/vm/suite.sh tests/kmod/Kbuild scripts/vm.sh scripts/check-dmesg.sh)
+    (cd "$here" && sha256sum tests/vm/lib.sh tests/vm/suite.sh scripts/vm.sh scripts/check-dmesg.sh)
     c_environment
 } | sha256sum | cut -c1-16)
 declare -A c_keys=()
