@@ -55,7 +55,7 @@ for run in "256 loss 1%" "4096 loss 5%" "1024 duplicate 1%" "1024 delay 2ms reor
     if [ $rc = 0 ]; then
         note "ok: integrity under netem $cond at MTU $mtu ($took s): $(tail -1 /tmp/adv.out)"
     elif [ "$RXE_DRIVER" = c ]; then
-        if [ $rc = 124 ]; then
+        if [ $rc = 124 ] || [ $rc = 137 ]; then
             note "C known failure: integrity under netem $cond at MTU $mtu did not finish in $took s"
         else
             note "C known failure: integrity under netem $cond at MTU $mtu failed after $took s: $(tail -1 /tmp/adv.out)"
