@@ -7,8 +7,10 @@
 # as a dependency: the compilers (gcc, make, clang/LLVM, Debian's rustc for
 # the kernel), the 7.3 uapi headers (linux-libc-dev from trixie-backports,
 # the version of linux-source-7.3: the host crate's C cross-checks compile
-# against them), a Rust toolchain with cargo and clippy for the host crate
-# (Debian's cargo-web and rust-web-clippy if the machine has none), the
+# against them), Debian's clippy for the module (rust-web-clippy: its
+# clippy-driver matches the kernel's rustc), a Rust toolchain with cargo,
+# clippy and rustfmt for the host crate and the format check (Debian's
+# cargo-web and rustfmt-web if the machine has none), the
 # guest's userspace (rdma-core, perftest, pyverbs, iproute2...), packet
 # capture (tcpdump, tshark) and the NVMe tools (nvme-cli, fio).
 set -euo pipefail
@@ -45,7 +47,7 @@ if [ ! -f "$apt_marker" ]; then
     apt_get update -qq
     apt_get install -y -qq --no-install-recommends \
         gcc libc6-dev make ca-certificates procps \
-        rustc-web rust-web-src clang-19 lld-19 llvm-19 libclang-19-dev \
+        rustc-web rust-web-src rust-web-clippy clang-19 lld-19 llvm-19 libclang-19-dev \
         bc bison flex libelf-dev libssl-dev cpio kmod rsync xz-utils zstd \
         ibverbs-utils ibverbs-providers rdma-core rdmacm-utils perftest iproute2 iputils-ping \
         python3 python3-pyverbs python3-venv libibverbs-dev librdmacm-dev busybox-static udev \
@@ -65,17 +67,21 @@ if ! dpkg --compare-versions "${hdr_version:-0}" ge 7.3; then
     echo "setup: linux-libc-dev is ${hdr_version:-missing}, the host tests need 7.3 (trixie-backports)" >&2
     exit 1
 fi
-# A Rust toolchain for the host crate (cargo test, cargo clippy): the
-# machine's (rustup in ~/.cargo/bin, on PATH through scripts/lib.sh) if it
-# has one, else Debian's, the same 1.96 as the kernel's rustc-web.
-if ! cargo --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
+# A Rust toolchain for the host crate (cargo test, cargo clippy) and
+# rustfmt: the machine's (rustup in ~/.cargo/bin, on PATH through
+# scripts/lib.sh) if it has one, else Debian's, the same 1.96 as the
+# kernel's rustc-web (its cargo clippy is rust-web-clippy's, above).
+if ! cargo --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1 ||
+    ! rustfmt --version >/dev/null 2>&1; then
     if command -v rustup >/dev/null 2>&1; then
-        rustup component add clippy
+        rustup component add clippy rustfmt
     else
-        apt_get install -y -qq --no-install-recommends cargo-web rust-web-clippy >/dev/null
+        apt_get install -y -qq --no-install-recommends cargo-web rustfmt-web >/dev/null
     fi
 fi
-echo "setup: $(cargo --version), $(cargo clippy --version), gcc $(gcc -dumpversion), linux-libc-dev $hdr_version"
+echo "setup: $(cargo --version), $(cargo clippy --version), $(rustfmt --version)," \
+    "module: $(/usr/bin/clippy-driver --version | head -1), gcc $(gcc -dumpversion)," \
+    "linux-libc-dev $hdr_version"
 phase_end apt
 
 phase_start tools

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Run every test: host protocol tests (cargo test, clippy), the module build
-# (warnings are errors), and the VM suite against the C driver and ours.
+# Run every test: host protocol tests (cargo test, clippy) and rustfmt
+# --check, the module build (warnings are errors) and its clippy check, and
+# the VM suite against the C driver and ours.
 # Sets the machine up first (idempotent). Prints phase timings and ends with
 # the whole run's "N passed, N failed" (non-zero exit on any failure).
 #
@@ -10,11 +11,14 @@
 # are spread over RXE_VM_GUESTS guests (default 2, of one vCPU each; one
 # guest gets 2), longest first by the durations of earlier runs; the
 # comparisons (cmp_*.sh, which only diff the two drivers' outputs) run
-# here afterwards. The C results are cached in $RXE_CACHE/c-pass/KEY, KEY a
-# hash of tests/, scripts/vm.sh and check-dmesg.sh, the kernel build and
-# the rdma-core packages: a C test with a cached PASS or SKIP under the
-# same key is not run again, and the run says so (RXE_NO_CACHE=1 runs and
-# caches them anew).
+# here afterwards. The C results are cached per test in
+# $RXE_CACHE/c-pass/t/KEY, KEY a hash of the harness (tests/vm/lib.sh and
+# suite.sh, scripts/vm.sh and check-dmesg.sh, the kernel build, the
+# rdma-core packages) and of the test's own files (scripts/c-cache-key.sh):
+# a C test with a cached PASS or SKIP under its key is not run again, and
+# the run says so (RXE_NO_CACHE=1 runs and caches them anew). Results
+# cached before, under one key for all of tests/ ($RXE_CACHE/c-pass/KEY),
+# still count while tests/ is unchanged.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/scripts/lib.sh"
@@ -38,10 +42,26 @@ phase_start host-tests
 export RXE_REQUIRE_CC=1
 (cd host && cargo test --quiet 2>&1 | tail -n 60)
 (cd host && cargo clippy --quiet --all-targets -- -D warnings)
+# Formatting, with the kernel tree's rustfmt configuration: a diff fails
+# the run. rustfmt follows `mod` declarations, so these roots reach every
+# file of src/ and host/.
+mapfile -t rs_roots < <(find host/tests host/examples -name '*.rs' | sort)
+if ! rustfmt --check --config-path "$RXE_CACHE/kernel/.rustfmt.toml" \
+    src/rxe_main.rs host/src/lib.rs "${rs_roots[@]}"; then
+    echo "host-tests: not formatted as the kernel's .rustfmt.toml wants (the diff is above)"
+    echo "0 passed, 1 failed"
+    exit 1
+fi
 phase_end host-tests
 
 phase_start module
 make --no-print-directory modules
+# clippy with the kernel tree's .clippy.toml and lint set, -D warnings (see
+# the Makefile's clippy target; it leaves the plain build's .ko).
+make --no-print-directory clippy
+# No stack frame of 10 KiB or more: a production kernel's stack is 16 KiB
+# (the test kernel's KASAN doubles it and would hide an overflow).
+scripts/check-stack.sh rdma_rxe.ko 10240
 phase_end module
 
 phase_start vm-tests
@@ -62,7 +82,17 @@ rm -f "$logdir"/results*.txt "$logdir"/guest*.status
 : > "$logdir/results-extra.txt"
 extra() { printf 'FAIL\t%s\t\t%s\n' "$1" "$2" >> "$logdir/results-extra.txt"; }
 
-# The C pass's cache.
+# The C pass's cache: per test (c_test_key), and the older one for all
+# of tests/ at once.
+. "$here/scripts/c-cache-key.sh"
+c_common=$( {
+    (cd "$here" && sha256sum tests/vm/lib.sh tests/vm/suite.sh tests/kmod/Kbuild scripts/vm.sh scripts/check-dmesg.sh)
+    basename "$(readlink -f "$RXE_CACHE/kernel")"
+    dpkg-query -W -f='${Package} ${Version}\n' rdma-core ibverbs-providers libibverbs1 \
+        librdmacm1 ibverbs-utils rdmacm-utils perftest python3-pyverbs 2>/dev/null || true
+    echo "slow=${RXE_SLOW_TESTS:-} cycles=${RXE_CYCLES:-} timeout=${RXE_TEST_TIMEOUT:-}"
+} | sha256sum | cut -c1-16)
+declare -A c_keys=()
 c_key=$( {
     (cd "$here" && find tests scripts/vm.sh scripts/check-dmesg.sh -name __pycache__ -prune -o -type f -print0 |
         sort -z | xargs -0 sha256sum)
@@ -75,20 +105,43 @@ c_cache=$RXE_CACHE/c-pass/$c_key
 : > "$logdir/results-c-cached.txt"
 c_missing=()
 c_cached=0
+c_legacy=false c_entries=()
 for n in "${want[@]}"; do
     [[ $n == c/* ]] || continue
-    if [ -z "${RXE_NO_CACHE:-}" ] && [ -f "$c_cache/results.txt" ] &&
+    c_keys[$n]=$(c_test_key "$c_common" "$n")
+    entry=$RXE_CACHE/c-pass/t/${c_keys[$n]}
+    if [ -z "${RXE_NO_CACHE:-}" ] && [ -f "$entry/result.txt" ]; then
+        printf '%s\t(cached)\n' "$(cat "$entry/result.txt")" >> "$logdir/results-c-cached.txt"
+        c_entries+=("$entry")
+        c_cached=$((c_cached + 1))
+    elif [ -z "${RXE_NO_CACHE:-}" ] && [ -f "$c_cache/results.txt" ] &&
         line=$(grep -P "^(PASS|SKIP)\t\Q$n\E\t" "$c_cache/results.txt"); then
         printf '%s\t(cached)\n' "$line" >> "$logdir/results-c-cached.txt"
+        c_legacy=true
+        # Carry it over into the per-test cache.
+        rm -rf "$entry.new"; mkdir -p "$entry.new/out"
+        (cd "$c_cache/out" && find tests -path "tests/$n.*" -type f -exec cp --parents {} "$entry.new/out/" \;)
+        c_test_outputs "$n" "$c_cache/out" | while read -r f; do cp "$f" "$entry.new/out/"; done
+        printf '%s\n' "$line" | cut -f1-4 > "$entry.new/result.txt"
+        cp "$c_cache/stamp" "$entry.new/stamp"
+        rm -rf "$entry"; mv "$entry.new" "$entry"
         c_cached=$((c_cached + 1))
     else
         c_missing+=("$n")
     fi
 done
+# The cached tests' logs and the outputs the comparisons read: the older
+# cache's, then the per-test entries, oldest first (an output two entries
+# hold, the newer one's).
+! $c_legacy || cp -r "$c_cache/out/." "$logdir/"
+if [ ${#c_entries[@]} -gt 0 ]; then
+    while read -r entry; do
+        cp -r "$entry/out/." "$logdir/"
+    done < <(for e in "${c_entries[@]}"; do printf '%s %s\n' "$(stat -c %Y "$e/result.txt")" "$e"; done |
+        sort -n | cut -d' ' -f2-)
+fi
 if [ $c_cached -gt 0 ]; then
-    # The cached tests' logs and the outputs the comparisons read.
-    cp -r "$c_cache/out/." "$logdir/"
-    echo "vm: C pass: $c_cached result(s) CACHED from $(cat "$c_cache/stamp") (key $c_key; RXE_NO_CACHE=1 runs them again):"
+    echo "vm: C pass: $c_cached result(s) CACHED (RXE_NO_CACHE=1 runs them again):"
     cut -f1,2 "$logdir/results-c-cached.txt" | sed 's/\t/ /; s/^/    /; s/$/ (cached)/'
 fi
 
@@ -196,19 +249,25 @@ fi
 # duration for the next run's plan.
 if [ ${#c_missing[@]} -gt 0 ] && ! cat "$logdir"/results-g*.txt 2>/dev/null | grep -qP '^FAIL\tc/' &&
     ! [ -s "$logdir/results-extra.txt" ]; then
-    mkdir -p "$c_cache/out/tests"
-    cp -r "$logdir/tests/c" "$c_cache/out/tests/"
-    # The C pass's outputs (devinfo-c.txt...), for the comparisons.
-    for f in "$logdir"/*-c.txt; do
-        [ -f "$f" ] || continue
-        case ${f##*/} in results-*|dmesg-*|guest-*) ;; *) cp "$f" "$c_cache/out/" ;; esac
-    done
-    touch "$c_cache/results.txt"
-    cat "$logdir"/results-g*.txt | grep -P '^(PASS|SKIP)\tc/[^\t]*\t' | grep -v '\[g[0-9]*\]' |
-        cat - "$c_cache/results.txt" | sort -s -t$'\t' -k2,2 -u > "$c_cache/results.new"
-    mv "$c_cache/results.new" "$c_cache/results.txt"
-    echo "$(date -u '+%Y-%m-%d %H:%M UTC') ($logdir)" > "$c_cache/stamp"
-    echo "vm: C results cached in $c_cache"
+    stored=0
+    while IFS=$'\t' read -r verdict n _; do
+        [ -n "${c_keys[$n]:-}" ] || continue
+        entry=$RXE_CACHE/c-pass/t/${c_keys[$n]}
+        rm -rf "$entry.new"; mkdir -p "$entry.new/out/tests/c"
+        # Its log and kernel log, and the outputs it wrote (devinfo-c.txt...)
+        # for the comparisons.
+        for f in "$logdir/tests/$n".*; do
+            [ -f "$f" ] || continue
+            mkdir -p "$entry.new/out/$(dirname "${f#"$logdir"/}")"
+            cp "$f" "$entry.new/out/${f#"$logdir"/}"
+        done
+        c_test_outputs "$n" "$logdir" | while read -r f; do cp "$f" "$entry.new/out/"; done
+        grep -P "^$verdict\t\Q$n\E\t" "$logdir"/results-g*.txt | head -n1 | cut -f1-4 > "$entry.new/result.txt"
+        echo "$(date -u '+%Y-%m-%d %H:%M UTC') ($logdir)" > "$entry.new/stamp"
+        rm -rf "$entry"; mv "$entry.new" "$entry"
+        stored=$((stored + 1))
+    done < <(cat "$logdir"/results-g*.txt | grep -P '^(PASS|SKIP)\tc/[^\t]*\t' | grep -v '\[g[0-9]*\]')
+    echo "vm: $stored C result(s) cached in $RXE_CACHE/c-pass/t"
 fi
 if [ ${#guests[@]} -gt 0 ]; then
     touch "$RXE_CACHE/durations.txt"

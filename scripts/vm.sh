@@ -15,6 +15,10 @@
 # dmesg-NAME.txt, console-NAME.log...), so that two guests can share LOGDIR
 # and run at once (scripts/test.sh runs the C and the Rust pass so).
 # RXE_VM_CPUS (default 2) and RXE_VM_MEMORY (default 3G) size the guest.
+# KDIR (default $RXE_CACHE/kernel, the test kernel) is the kernel tree to
+# boot; RXE_KO (default the repository's rdma_rxe.ko) is our module, which
+# must be built against that tree (scripts/bench.sh boots the benchmark
+# kernel with the module scripts/build-module.sh built for it).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/scripts/lib.sh"
@@ -31,7 +35,7 @@ rm -f "$logdir/guest$sfx.status" "$logdir/dmesg$sfx.txt"
 wrapper="$logdir/.guest-wrapper$sfx.sh"
 cat > "$wrapper" <<WRAP
 #!/bin/bash
-export RXE_REPO='$here' RXE_LOGDIR='$logdir' RXE_KDIR='$kdir' RXE_SLOW_TESTS='${RXE_SLOW_TESTS:-}' RXE_CYCLES='${RXE_CYCLES:-}' RXE_VM_TAG='${RXE_VM_TAG:-}'
+export RXE_REPO='$here' RXE_LOGDIR='$logdir' RXE_KDIR='$kdir' RXE_SLOW_TESTS='${RXE_SLOW_TESTS:-}' RXE_CYCLES='${RXE_CYCLES:-}' RXE_VM_TAG='${RXE_VM_TAG:-}' RXE_KO='${RXE_KO:-}'
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 cd '$here'
 bash '$script' $(printf '%q ' "$@") > '$logdir/guest$sfx.log' 2>&1

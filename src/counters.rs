@@ -13,10 +13,6 @@ use core::{
 /// One counter; the value is its index in [`NAMES`] and in the C driver's
 /// `enum rxe_counters`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[allow(
-    dead_code,
-    reason = "the data path counts; not every counter has a user yet"
-)]
 pub(crate) enum Counter {
     /// Packets handed to the network.
     SentPkts,
@@ -86,7 +82,6 @@ pub(crate) struct Counters([AtomicU64; COUNT]);
 
 impl Counters {
     /// Adds `n` to `counter`.
-    #[allow(dead_code, reason = "the data path counts")]
     pub(crate) fn add(&self, counter: Counter, n: u64) {
         self.0[counter as usize].fetch_add(n, Ordering::Relaxed);
     }

@@ -94,7 +94,7 @@ pub(crate) struct CqOverflow;
 /// Sizes a ring for `cqe` entries: rxe's element size and the CPU's cache
 /// line.
 fn cq_sizing(rxe: &RxeDevice, cqe: u32) -> Result<crate::abi::queue::QueueSizing> {
-    if cqe > rxe.attr.max_cqe as u32 {
+    if cqe > rxe.attr.max_cqe {
         return Err(EINVAL);
     }
     QueueGeometry::for_request(cqe, CQE_ELEM_SIZE, crate::sys::cache_line_size()).map_err(|e| {

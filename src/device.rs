@@ -170,7 +170,7 @@ fn device_attr(sys_image_guid: [u8; 8]) -> bindings::ib_device_attr {
         max_qp: params::MAX_QP,
         max_qp_wr: params::MAX_QP_WR,
         device_cap_flags: cap_flags as u64,
-        kernel_cap_flags: ib_kernel_cap_flags_IBK_ALLOW_USER_UNREG as u64,
+        kernel_cap_flags: u64::from(ib_kernel_cap_flags_IBK_ALLOW_USER_UNREG),
         max_send_sge: params::MAX_SGE,
         max_recv_sge: params::MAX_SGE,
         max_sge_rd: params::MAX_SGE_RD,

@@ -48,10 +48,6 @@ impl Counted for RxeMr {
 }
 
 /// The memory a region's addresses refer to.
-#[allow(
-    dead_code,
-    reason = "the data path reads the user pages; `umem` only keeps them pinned"
-)]
 pub(crate) enum MrMemory {
     /// Kernel virtual addresses (`get_dma_mr`): the kernel consumer passes
     /// addresses of its own buffers.
@@ -64,6 +60,7 @@ pub(crate) enum MrMemory {
         /// is dropped first.
         pages: PageList,
         /// Keeps the pages pinned.
+        #[expect(dead_code, reason = "never read: it unpins the pages when dropped")]
         umem: Umem,
     },
 }

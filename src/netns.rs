@@ -150,6 +150,12 @@ pub(crate) fn release_sockets(sockets: &NetnsSockets) {
     drop(closing);
 }
 
+/// The `pernet_operations` exit callback: drops the namespace's sockets.
+///
+/// # Safety
+///
+/// Called only by the network core, for a namespace being dismantled that
+/// stays valid for the call.
 unsafe extern "C" fn netns_exit_callback(net: *mut bindings::net) {
     // SAFETY: The network core calls this for a namespace being dismantled,
     // still valid for the call.

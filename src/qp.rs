@@ -197,9 +197,9 @@ pub(crate) struct QpCreate {
 /// The device's capacity limits.
 fn cap_limits(rxe: &RxeDevice) -> CapLimits {
     CapLimits {
-        max_wr: rxe.attr.max_qp_wr as u32,
-        max_send_sge: rxe.attr.max_send_sge as u32,
-        max_recv_sge: rxe.attr.max_recv_sge as u32,
+        max_wr: rxe.attr.max_qp_wr,
+        max_send_sge: rxe.attr.max_send_sge,
+        max_recv_sge: rxe.attr.max_recv_sge,
         max_inline_data: crate::abi::send_wqe::MAX_INLINE_DATA as u32,
     }
 }
@@ -208,7 +208,7 @@ fn cap_limits(rxe: &RxeDevice) -> CapLimits {
 fn qp_limits(rxe: &RxeDevice) -> QpLimits {
     QpLimits {
         max_path_mtu: bindings::ib_mtu_IB_MTU_4096 as u8,
-        max_rd_atomic: rxe.attr.max_qp_rd_atom as u32,
+        max_rd_atomic: rxe.attr.max_qp_rd_atom,
         gid_tbl_len: params::PORT_GID_TBL_LEN as u32,
         supported_access: SUPPORTED_MR_ACCESS,
     }

@@ -49,6 +49,11 @@ fn count(counter: &AtomicU64) {
 
 /// The UDP tunnel `encap_rcv` callback. Returning 0 tells UDP the skb was
 /// consumed.
+///
+/// # Safety
+///
+/// Called only by UDP as the encapsulation socket's `encap_rcv`, in an RCU
+/// read section, with an skb that it hands over to us.
 pub(crate) unsafe extern "C" fn udp_encap_recv(
     _sk: *mut bindings::sock,
     skb: *mut bindings::sk_buff,
@@ -60,6 +65,11 @@ pub(crate) unsafe extern "C" fn udp_encap_recv(
 
 /// The receive end of the loopback path ([`crate::sys::skb::loopback_init`]):
 /// packets this driver sent to a local address.
+///
+/// # Safety
+///
+/// Called only by the loopback path's BH work, in an RCU read section, with
+/// an skb that it hands over to us.
 pub(crate) unsafe extern "C" fn loopback_recv(
     _sk: *mut bindings::sock,
     skb: *mut bindings::sk_buff,

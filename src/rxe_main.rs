@@ -38,6 +38,12 @@ module! {
 /// Netdev notifier for netdevs with rxe devices on them.
 static NETDEV_NOTIFIER: sys::net::NetdevNotifier = sys::net::NetdevNotifier::new();
 
+/// The netdev notifier's callback: passes the event on to the devices.
+///
+/// # Safety
+///
+/// Called only by the netdev notifier chain, with the event and its
+/// `netdev_notifier_info`, whose device stays valid for the call.
 unsafe extern "C" fn netdev_notifier_callback(
     _nb: *mut sys::bindings::notifier_block,
     event: c_ulong,

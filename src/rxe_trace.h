@@ -70,7 +70,7 @@ TRACE_EVENT(rxe_req_go_back,
 	),
 	TP_printk("qpn=%u from_psn=%u cause=%s", __entry->qpn, __entry->from_psn,
 		  __print_symbolic(__entry->cause, { 0, "nak" }, { 1, "timeout" },
-				   { 2, "rnr" }, { 3, "probe" }))
+				   { 2, "rnr" }, { 3, "probe" }, { 4, "rtt_timeout" }))
 );
 
 TRACE_EVENT(rxe_comp_ack,

@@ -2,12 +2,62 @@
 //! rate, how many packets the requester sends per packet a lossless link
 //! needs, and the simulated time per message.
 //!
+//! Then the VM loss benchmark's twin (`tests/sim/twin.rs`): 64 KiB SENDs
+//! with the kernel's AckReq spacing, in-host limits and jiffy timers, the
+//! 67 ms QP timeout, time per message relative to lossless.
+//!
 //! `cargo run --example lossy_link_report [seeds-per-rate]`
 #[path = "../tests/sim/mod.rs"]
 mod sim;
+#[path = "../tests/sim/twin.rs"]
+mod twin;
 
 use rxe_proto::proto::transport::Mtu;
 use sim::{run, SimConfig};
+use twin::{Loss, TwinConfig, TwinResult};
+
+fn twin_table(seeds: u64, outstanding: usize) {
+    println!();
+    println!(
+        "Twin: 64 KiB SENDs, {outstanding} posted at a time, MTU 1024, timeout 67 ms, {seeds} seeds x 200"
+    );
+    println!(
+        "  loss                           | sent/needed | probes | rtt go-backs | QP timeouts | us/msg  | vs lossless"
+    );
+    let mut base = 0.0;
+    for loss in [
+        Loss::None,
+        Loss::Random(0.001),
+        Loss::Random(0.01),
+        Loss::Random(0.05),
+        Loss::Bursty(0.01, 4.0),
+        Loss::AckOnly(0.01),
+        Loss::AckOnly(0.05),
+        Loss::Tail(0.1),
+        Loss::Retransmissions(0.01, 0.25),
+    ] {
+        let mut t = TwinResult::default();
+        for s in 0..seeds {
+            t.add(&twin::run(&TwinConfig {
+                outstanding,
+                ..TwinConfig::pingpong(7000 + s, loss)
+            }));
+        }
+        if loss == Loss::None {
+            base = t.us_per_msg();
+        }
+        println!(
+            "  {:30} | {:11.3} | {:6} | {:12} | {:11} | {:7.1} | {:5.2}x",
+            loss.describe(),
+            t.sent_pkts as f64 / t.needed_pkts as f64,
+            t.probes,
+            t.rtt_timeouts,
+            t.timeouts,
+            t.us_per_msg(),
+            t.us_per_msg() / base
+        );
+    }
+}
 
 fn main() {
     let seeds: u64 = std::env::args()
@@ -58,4 +108,7 @@ fn main() {
             ns as f64 / 1000.0 / msgs as f64
         );
     }
+    let twin_seeds = seeds.div_ceil(25);
+    twin_table(twin_seeds, 1);
+    twin_table(twin_seeds, twin::SQ_WINDOW);
 }

@@ -23,6 +23,7 @@ pub mod qp_attr;
 pub mod replay;
 pub mod requester;
 pub mod responder;
+pub mod rtt;
 pub mod translate;
 pub mod transport;
 pub mod work_request;

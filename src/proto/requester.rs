@@ -15,11 +15,43 @@
 //! events in ([`RequesterEvent::RetryTimerExpired`], ...). As in rxe, a
 //! `retry_cnt` of 7 retries forever (IBTA defines `retry_cnt` 0..=7 as finite
 //! and only `rnr_retry` 7 as infinite; we follow rxe for compatibility).
+//!
+//! Loss recovery in about a round trip. Given the caller's clock
+//! ([`Requester::step_at`]), the requester keeps a round-trip estimate
+//! ([`RttEstimate`]) from ACKs of packets sent once with AckReq, and its one
+//! retry timer then serves three deadlines, all counted from the last
+//! progress (an acknowledgement that moved `comp_psn`):
+//!
+//! - after max(2 x SRTT, a floor), a *tail-loss probe*: the last packet sent
+//!   is sent again with AckReq. It draws the cumulative ACK a lost ACK did
+//!   not bring, or the NAK a lost tail packet did not; if a go-back-N is
+//!   already under way (the responder NAKed and now drops everything after
+//!   the gap in silence) the probe is a go-back-N instead;
+//! - then after each RTO (SRTT + 4 RTTVAR, doubling), a go-back-N from
+//!   `comp_psn`: a NAK or a retransmission that was lost again;
+//! - after the QP's Local ACK Timeout, the timeout `modify_qp` asked for:
+//!   only this one consumes `retry_cnt`, so a QP whose peer is gone fails
+//!   after (`retry_cnt` + 1) x timeout, as before.
+//!
+//! Once a Local ACK Timeout expires with no response at all, the peer is
+//! gone or the path is down: until any response arrives, only the QP
+//! timeout resends (no probes, no RTT-based go-back-N), and with
+//! `retry_cnt` 7 each such expiry doubles the interval, up to
+//! [`BACKOFF_CAP_NS`]. A QP retrying for ever to a vanished peer then sends
+//! its window about once a second instead of several times per timeout.
+//!
+//! Everything sent early is a duplicate a standard responder already
+//! handles (it re-ACKs it), so the wire does not change. Packets in flight
+//! are capped near twice the measured bandwidth-delay product, so a
+//! go-back-N resends about one round trip's worth, not the whole window.
+//! Without a clock (plain [`Requester::step`]) none of this runs: the timer
+//! is the QP timeout and every expiry a retry, as in rxe.
 
 use crate::proto::aeth::{NakCode, Syndrome};
 use crate::proto::opcode::Position;
 use crate::proto::psn::Psn;
 use crate::proto::replay::{ReplayBuffer, ReplayBufferFull, SendWqe, WqeOp};
+use crate::proto::rtt::RttEstimate;
 use crate::proto::transport::{
     packet_position, ActionSink, CompletionStatus, Mtu, RemoteRange, RequestOp, RequestPacket,
 };
@@ -32,6 +64,21 @@ pub const DEFAULT_PSN_WINDOW: u32 = 128;
 
 /// Default number of packets after which AckReq is set even mid-message.
 pub const DEFAULT_ACK_REQ_EVERY: u32 = 64;
+
+/// Default shortest tail-loss probe and RTO, in microseconds.
+pub const DEFAULT_PROBE_FLOOR_USECS: u32 = 200;
+
+/// Fewest packets in flight the bandwidth-delay cap allows.
+pub const MIN_FLIGHT: u32 = 16;
+
+/// Most times in a row the retry timer is put off because the QP's packets
+/// are still queued in the caller's host (a bound, should a queue never
+/// drain).
+pub const LOCAL_QUEUE_DEFERRALS_MAX: u32 = 64;
+
+/// Longest interval, in nanoseconds, the back-off of a requester that
+/// retries for ever (`retry_cnt` 7) stretches an unanswered QP timeout to.
+pub const BACKOFF_CAP_NS: u64 = 1_000_000_000;
 
 /// Requester attributes from `modify_qp`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,6 +100,12 @@ pub struct RequesterConfig {
     /// AckReq is set on a message's last packet and at least every this many
     /// packets.
     pub ack_req_every: u32,
+    /// Shortest tail-loss probe and RTO, in microseconds (the caller's timer
+    /// resolution is a good value).
+    pub probe_floor_usecs: u32,
+    /// How early the caller's timer may fire (its tick: a jiffy); a probe or
+    /// RTT-based go-back-N that is due within a tick is taken.
+    pub timer_tick_usecs: u32,
 }
 
 impl RequesterConfig {
@@ -67,6 +120,8 @@ impl RequesterConfig {
             timeout_usecs: 16_777,
             psn_window: DEFAULT_PSN_WINDOW,
             ack_req_every: DEFAULT_ACK_REQ_EVERY,
+            probe_floor_usecs: DEFAULT_PROBE_FLOOR_USECS,
+            timer_tick_usecs: 0,
         }
     }
 }
@@ -111,6 +166,15 @@ pub enum RequesterEvent {
     Transmit {
         /// Most packets to emit in this step.
         budget: u32,
+    },
+    /// How many of this QP's packets are still queued in the caller's host
+    /// (not yet on the wire). Given before [`RequesterEvent::RetryTimerExpired`]:
+    /// while packets have not left, no answer can have come for them, and
+    /// the expiry is put off instead of resending (at most
+    /// [`LOCAL_QUEUE_DEFERRALS_MAX`] times in a row).
+    LocalQueue {
+        /// Packets queued locally.
+        packets: u32,
     },
 }
 
@@ -216,6 +280,12 @@ pub enum GoBackCause {
     Timeout,
     /// The RNR timer expired after an RNR NAK.
     Rnr,
+    /// A tail-loss probe: one packet sent again with AckReq (`from` is its
+    /// PSN); `retry_cnt` is not consumed.
+    Probe,
+    /// The RTT-based timer expired before the QP timeout (a NAK or a
+    /// retransmission lost); `retry_cnt` is not consumed.
+    RttTimeout,
 }
 
 /// Requester counters, named like rxe's hw counters.
@@ -236,8 +306,26 @@ pub struct RequesterCounters {
     pub retry_exceeded_err: u64,
     /// `retry_rnr_exceeded_err`.
     pub retry_rnr_exceeded_err: u64,
-    /// Retry timer expiries that found packets outstanding.
+    /// Expiries of the QP's Local ACK Timeout that found packets
+    /// outstanding (each consumes `retry_cnt`).
     pub timeouts: u64,
+    /// Tail-loss probes sent.
+    pub probes: u64,
+    /// Go-back-N started by the RTT-based timer.
+    pub rtt_timeouts: u64,
+    /// Retry timer expiries put off for packets queued in this host.
+    pub local_queue_deferrals: u64,
+}
+
+/// A packet whose ACK will be an RTT sample.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct TimedPacket {
+    psn: Psn,
+    sent_at: u64,
+    delivered: u64,
+    /// A NAK named a PSN before it: the responder dropped it, so its resend
+    /// times afresh instead of ending the sample.
+    dropped: bool,
 }
 
 /// One RC QP's requester and completer. `N` bounds the send queue (the
@@ -265,6 +353,31 @@ pub struct Requester<const N: usize> {
     retry_armed: bool,
     error: bool,
     counters: RequesterCounters,
+    /// The caller's clock in ns (from `step_at`); `clocked` once given.
+    now: u64,
+    clocked: bool,
+    rtt: RttEstimate,
+    timed: Option<TimedPacket>,
+    /// Packets acknowledged in all.
+    delivered: u64,
+    /// When the QP timeout started counting (last progress or expiry).
+    stall_since: u64,
+    /// When the probe/RTO schedule's last step happened.
+    probe_base: u64,
+    /// Steps of the schedule since progress: 0 = next is the probe.
+    stall_step: u32,
+    /// When the last go-back-N started.
+    rewound_at: u64,
+    local_queued: u32,
+    deferrals: u32,
+    /// Building a probe: no window, AckReq set.
+    probing: bool,
+    /// The last PSN a tail-loss probe sent, until progress or a go-back.
+    probed: Option<Psn>,
+    /// QP timeouts in a row that expired with no response at all: from
+    /// the first, the peer is gone or the path is down, and only the QP
+    /// timeout resends (backing off when retries never run out).
+    unanswered: u32,
 }
 
 impl<const N: usize> Requester<N> {
@@ -287,6 +400,20 @@ impl<const N: usize> Requester<N> {
             retry_armed: false,
             error: false,
             counters: RequesterCounters::default(),
+            now: 0,
+            clocked: false,
+            rtt: RttEstimate::new(),
+            timed: None,
+            delivered: 0,
+            stall_since: 0,
+            probe_base: 0,
+            stall_step: 0,
+            rewound_at: 0,
+            local_queued: 0,
+            deferrals: 0,
+            probing: false,
+            probed: None,
+            unanswered: 0,
         }
     }
 
@@ -309,6 +436,18 @@ impl<const N: usize> Requester<N> {
         self.retry_armed = false;
         self.error = false;
         self.counters = RequesterCounters::default();
+        self.rtt = RttEstimate::new();
+        self.timed = None;
+        self.delivered = 0;
+        self.stall_since = self.now;
+        self.probe_base = self.now;
+        self.stall_step = 0;
+        self.rewound_at = 0;
+        self.local_queued = 0;
+        self.deferrals = 0;
+        self.probing = false;
+        self.probed = None;
+        self.unanswered = 0;
     }
 
     /// The attributes in use.
@@ -366,6 +505,22 @@ impl<const N: usize> Requester<N> {
         &self.counters
     }
 
+    /// The round-trip estimate.
+    pub fn rtt(&self) -> &RttEstimate {
+        &self.rtt
+    }
+
+    /// Most packets allowed in flight now: twice the measured
+    /// bandwidth-delay product, at least [`MIN_FLIGHT`], at most the PSN
+    /// window (the PSN window until measured).
+    pub fn flight_cap(&self) -> u32 {
+        let window = self.config.psn_window.max(1);
+        match self.rtt.bdp_packets() {
+            Some(bdp) if self.clocked => bdp.saturating_mul(2).max(MIN_FLIGHT).min(window),
+            _ => window,
+        }
+    }
+
     /// Whether packets have been sent and not all acknowledged.
     pub fn has_unacked(&self) -> bool {
         self.psn_high.after(self.comp_psn)
@@ -398,9 +553,30 @@ impl<const N: usize> Requester<N> {
         }
     }
 
-    /// Processes one event.
+    /// Processes one event at time `now_ns` of the caller's monotonic clock
+    /// (nanoseconds; it must not go back). With a clock the requester
+    /// estimates the round trip and recovers from loss in about one; see
+    /// the module documentation.
+    pub fn step_at(
+        &mut self,
+        now_ns: u64,
+        event: RequesterEvent,
+        out: &mut impl ActionSink<RequesterAction>,
+    ) {
+        if !self.clocked {
+            self.clocked = true;
+            self.stall_since = now_ns;
+            self.probe_base = now_ns;
+        }
+        self.now = self.now.max(now_ns);
+        self.step(event, out);
+    }
+
+    /// Processes one event (at the time last given to
+    /// [`Requester::step_at`], if ever).
     pub fn step(&mut self, event: RequesterEvent, out: &mut impl ActionSink<RequesterAction>) {
         match event {
+            RequesterEvent::LocalQueue { packets } => self.local_queued = packets,
             RequesterEvent::Transmit { budget } => self.transmit(budget, out),
             RequesterEvent::Response(pkt) => self.on_response(&pkt, out),
             RequesterEvent::RetryTimerExpired => self.on_timeout(out),
@@ -424,22 +600,47 @@ impl<const N: usize> Requester<N> {
         while sent < budget {
             match self.next_packet() {
                 Some(pkt) => {
-                    self.counters.sent_pkts += 1;
-                    if pkt.retransmit {
-                        self.counters.retransmitted_pkts += 1;
-                    }
-                    out.push(RequesterAction::Transmit(pkt));
+                    self.emit(pkt, out);
                     sent += 1;
                 }
                 None => break,
             }
         }
-        if sent > 0 && !self.retry_armed && self.config.timeout_usecs > 0 {
-            self.retry_armed = true;
-            out.push(RequesterAction::ArmRetryTimer {
-                usecs: self.config.timeout_usecs,
+        if sent > 0 && !self.retry_armed {
+            self.start_stall();
+            self.arm_retry(out);
+        }
+    }
+
+    /// Counts and sends `pkt`; a first transmission with AckReq becomes the
+    /// next RTT sample if none is being taken.
+    fn emit(&mut self, pkt: TxPacket, out: &mut impl ActionSink<RequesterAction>) {
+        self.counters.sent_pkts += 1;
+        if pkt.retransmit {
+            self.counters.retransmitted_pkts += 1;
+            // Karn: an ACK for a packet sent twice could answer either
+            // copy, unless the responder is known to have dropped the
+            // first (it drops whatever follows a gap it NAKed).
+            if let Some(t) = self.timed.as_mut() {
+                if t.psn == pkt.header.psn {
+                    if t.dropped {
+                        t.sent_at = self.now;
+                        t.delivered = self.delivered;
+                        t.dropped = false;
+                    } else {
+                        self.timed = None;
+                    }
+                }
+            }
+        } else if pkt.header.ack_req && self.clocked && self.timed.is_none() {
+            self.timed = Some(TimedPacket {
+                psn: pkt.header.psn,
+                sent_at: self.now,
+                delivered: self.delivered,
+                dropped: false,
             });
         }
+        out.push(RequesterAction::Transmit(pkt));
     }
 
     /// Builds the next packet, or `None` if nothing may be sent now.
@@ -447,7 +648,8 @@ impl<const N: usize> Requester<N> {
         if self.error || self.wait_rnr {
             return None;
         }
-        if self.psn.distance_from(self.comp_psn) >= self.config.psn_window {
+        let cap = self.flight_cap();
+        if !self.probing && self.psn.distance_from(self.comp_psn) >= cap {
             return None;
         }
         let mtu = self.config.mtu;
@@ -531,7 +733,11 @@ impl<const N: usize> Requester<N> {
         }
         self.noack_pkts += 1;
         let ends = header.position.ends();
-        if ends || self.noack_pkts >= self.config.ack_req_every {
+        // With the flight capped, ask for an ACK every half cap and on the
+        // packet that fills it, so that ACKs keep the window moving.
+        let every = self.config.ack_req_every.min((cap / 2).max(1));
+        let fills = self.clocked && psn.add(psn_used).distance_from(self.comp_psn) >= cap;
+        if ends || self.noack_pkts >= every || fills || self.probing {
             header.ack_req = true;
             self.noack_pkts = 0;
         }
@@ -592,14 +798,42 @@ impl<const N: usize> Requester<N> {
             self.drop_response(ResponseDropReason::QpError, out);
             return;
         }
+        // Any response shows the peer is there.
+        self.unanswered = 0;
         let before = self.comp_psn;
+        let rewinds = self.counters.completer_retry_err;
         self.handle_response(pkt, out);
         if self.error {
             return;
         }
         let progressed = self.comp_psn.after(before);
         if progressed {
-            self.started_retry = false;
+            // A NAK that moved `comp_psn` also started a go-back-N, which
+            // is now under way.
+            if self.counters.completer_retry_err == rewinds {
+                self.started_retry = false;
+            }
+            if let Some(last) = self.probed.take() {
+                if !self.comp_psn.after(last) && self.counters.completer_retry_err == rewinds {
+                    // The probes drew an ACK that stops short of the last
+                    // packet: the responder holds nothing after
+                    // `comp_psn` (it NAKed once, and that NAK or the
+                    // packet resent for it was lost). Go back now.
+                    self.counters.rtt_timeouts += 1;
+                    self.go_back(GoBackCause::Probe, out);
+                }
+            }
+            let acked = self.comp_psn.distance_from(before);
+            self.delivered = self.delivered.saturating_add(u64::from(acked));
+            self.deferrals = 0;
+            if let Some(t) = self.timed {
+                if self.comp_psn.after(t.psn) {
+                    self.timed = None;
+                    let rtt = self.now.saturating_sub(t.sent_at);
+                    self.rtt
+                        .sample(rtt, self.delivered.saturating_sub(t.delivered));
+                }
+            }
         }
         // Acknowledgements may have overtaken the send cursor (a late ACK
         // after a rewind): resume after what is acknowledged.
@@ -614,12 +848,88 @@ impl<const N: usize> Requester<N> {
     fn update_retry_timer(&mut self, progressed: bool, out: &mut impl ActionSink<RequesterAction>) {
         if !self.has_unacked() {
             self.disarm_retry(out);
-        } else if progressed && !self.wait_rnr && self.config.timeout_usecs > 0 {
-            self.retry_armed = true;
-            out.push(RequesterAction::ArmRetryTimer {
-                usecs: self.config.timeout_usecs,
-            });
+        } else if progressed && !self.wait_rnr {
+            self.start_stall();
+            self.arm_retry(out);
         }
+    }
+
+    /// Progress (or a start from idle): the QP timeout and the probe
+    /// schedule count from now.
+    fn start_stall(&mut self) {
+        self.stall_since = self.now;
+        self.probe_base = self.now;
+        self.stall_step = 0;
+    }
+
+    fn timeout_ns(&self) -> u64 {
+        u64::from(self.config.timeout_usecs) * 1000
+    }
+
+    /// When the QP timeout expires. With retries that never run out, each
+    /// unanswered expiry doubles the next interval, up to
+    /// [`BACKOFF_CAP_NS`] (or the QP timeout, if longer): a peer that is
+    /// gone gets one window a second, not one every QP timeout for ever.
+    fn full_deadline(&self) -> u64 {
+        let timeout = self.timeout_ns();
+        let interval = if self.config.retry_cnt == INFINITE_RETRY && self.unanswered > 0 {
+            let shift = self.unanswered.min(16);
+            timeout
+                .saturating_mul(1 << shift)
+                .min(BACKOFF_CAP_NS.max(timeout))
+        } else {
+            timeout
+        };
+        self.stall_since.saturating_add(interval)
+    }
+
+    /// When the next probe (step 0) or RTT-based go-back-N (later steps,
+    /// doubling) is due. Before any RTT sample, a quarter of the QP timeout.
+    fn next_due(&self) -> u64 {
+        if self.unanswered > 0 {
+            // Nothing answered a whole QP timeout: no probe or RTT-based
+            // go-back-N until something does.
+            return self.full_deadline();
+        }
+        let timeout = self.timeout_ns();
+        let floor = u64::from(self.config.probe_floor_usecs) * 1000;
+        let unmeasured = (timeout / 4).max(floor);
+        let interval = match self.rtt.srtt() {
+            None => unmeasured,
+            Some(srtt) if self.stall_step == 0 => srtt.saturating_mul(2).max(floor),
+            Some(srtt) => {
+                let rto = self.rtt.rto(floor).unwrap_or(unmeasured);
+                let shift = (self.stall_step - 1).min(16);
+                rto.max(srtt.saturating_mul(2)).saturating_mul(1 << shift)
+            }
+        };
+        self.probe_base.saturating_add(interval.min(timeout))
+    }
+
+    /// Arms the retry timer for the nearest deadline (without a clock: the
+    /// QP timeout). A timeout of 0 means none.
+    fn arm_retry(&mut self, out: &mut impl ActionSink<RequesterAction>) {
+        if self.config.timeout_usecs == 0 {
+            return;
+        }
+        let usecs = if self.clocked {
+            let due = self.next_due().min(self.full_deadline());
+            let ns = due.saturating_sub(self.now).max(1);
+            u32::try_from(ns.div_ceil(1000)).unwrap_or(u32::MAX)
+        } else {
+            self.config.timeout_usecs
+        };
+        self.retry_armed = true;
+        out.push(RequesterAction::ArmRetryTimer { usecs });
+    }
+
+    /// Whether a round trip has passed since the last go-back-N began.
+    fn round_trip_since_rewind(&self) -> bool {
+        self.clocked
+            && self
+                .rtt
+                .srtt()
+                .is_some_and(|srtt| self.now.saturating_sub(self.rewound_at) >= srtt)
     }
 
     fn disarm_retry(&mut self, out: &mut impl ActionSink<RequesterAction>) {
@@ -670,7 +980,16 @@ impl<const N: usize> Requester<N> {
                 return;
             }
             if head.wqe.op.is_read_or_atomic() && pkt.psn.after(self.comp_psn) {
-                self.drop_response(ResponseDropReason::Unexpected, out);
+                if matches!(head.wqe.op, WqeOp::Read { .. })
+                    && matches!(pkt.op, ResponseOp::ReadResponse(_))
+                {
+                    // A gap inside the READ response: a response packet
+                    // was lost. Re-issue the READ from the missing offset
+                    // now (an implicit NAK) rather than at the timeout.
+                    self.retry(false, out);
+                } else {
+                    self.drop_response(ResponseDropReason::Unexpected, out);
+                }
                 return;
             }
             break;
@@ -832,13 +1151,128 @@ impl<const N: usize> Requester<N> {
 
     fn on_timeout(&mut self, out: &mut impl ActionSink<RequesterAction>) {
         self.retry_armed = false;
-        if self.error || self.wait_rnr {
+        let queued = core::mem::take(&mut self.local_queued);
+        if self.error || self.wait_rnr || !self.has_unacked() {
             return;
         }
-        if self.has_unacked() {
+        if !self.clocked {
             self.counters.timeouts += 1;
             self.retry(true, out);
+            return;
         }
+        if queued > 0 && self.deferrals < LOCAL_QUEUE_DEFERRALS_MAX {
+            // Nothing can have answered packets that have not left this
+            // host: count from when they leave.
+            self.deferrals += 1;
+            self.counters.local_queue_deferrals += 1;
+            self.start_stall();
+            self.arm_retry(out);
+            return;
+        }
+        self.deferrals = 0;
+        let deadline = self.full_deadline();
+        let tick = u64::from(self.config.timer_tick_usecs) * 1000;
+        if self.now >= deadline {
+            self.counters.timeouts += 1;
+            self.unanswered = self.unanswered.saturating_add(1);
+            self.start_stall();
+            // The next timeout counts from this one's deadline, not from
+            // when the timer got to run: (retry_cnt + 1) x timeout in all.
+            if self.now.saturating_sub(deadline) < self.timeout_ns() {
+                self.stall_since = deadline;
+            }
+            self.retry(true, out);
+        } else if self.unanswered == 0 && self.now.saturating_add(tick) >= self.next_due() {
+            if self.stall_step == 0 && !self.started_retry {
+                self.probe(out);
+            } else {
+                // The responder NAKed and drops everything after the gap
+                // in silence, or the probe drew nothing: go back now.
+                self.counters.rtt_timeouts += 1;
+                self.go_back(GoBackCause::RttTimeout, out);
+            }
+            self.stall_step = self.stall_step.saturating_add(1);
+            self.probe_base = self.now;
+        }
+        if !self.error && !self.retry_armed {
+            self.arm_retry(out);
+        }
+    }
+
+    /// A tail-loss probe: the oldest unacknowledged packet and the last one
+    /// sent go again with AckReq (for a READ or atomic, its request: from
+    /// the missing offset if it is the oldest). The cursor of the ordinary
+    /// transmission is left alone.
+    ///
+    /// A lost ACK: both are duplicates, re-ACKed. A lost tail: the oldest
+    /// draws an ACK short of the last, and the last a NAK. A lost NAK or a
+    /// resent packet lost again (the responder drops everything after its
+    /// gap in silence): the oldest draws an ACK short of the last. An ACK
+    /// short of the last probe starts the go-back-N at once.
+    fn probe(&mut self, out: &mut impl ActionSink<RequesterAction>) {
+        let saved = (self.psn, self.send_index, self.send_offset, self.noack_pkts);
+        self.rewind();
+        self.probing = true;
+        let oldest = self.next_packet();
+        self.probing = false;
+        (self.psn, self.send_index, self.send_offset, self.noack_pkts) = saved;
+        let Some(oldest) = oldest else {
+            return;
+        };
+        self.counters.probes += 1;
+        out.push(RequesterAction::GoBack {
+            from: oldest.header.psn,
+            cause: GoBackCause::Probe,
+        });
+        self.emit(oldest, out);
+        self.probed = Some(oldest.header.psn);
+        let last = self.psn_high.sub(1);
+        if !last.after(oldest.header.psn) {
+            return;
+        }
+        let Some((index, offset)) = self.buffer.locate(last, self.config.mtu) else {
+            return;
+        };
+        let Some(entry) = self.buffer.get(index).copied() else {
+            return;
+        };
+        let saved = (self.psn, self.send_index, self.send_offset, self.noack_pkts);
+        if !entry.wqe.op.is_read_or_atomic() {
+            self.psn = last;
+            self.send_index = index;
+            self.send_offset = offset;
+        } else if index == 0 {
+            self.rewind();
+        } else {
+            self.psn = entry.first_psn;
+            self.send_index = index;
+            self.send_offset = 0;
+        }
+        self.probing = true;
+        let pkt = self.next_packet();
+        self.probing = false;
+        (self.psn, self.send_index, self.send_offset, self.noack_pkts) = saved;
+        if let Some(pkt) = pkt {
+            if pkt.header.psn.after(oldest.header.psn) {
+                self.emit(pkt, out);
+                self.probed = Some(last);
+            }
+        }
+    }
+
+    /// Starts a go-back-N from `comp_psn`.
+    fn go_back(&mut self, cause: GoBackCause, out: &mut impl ActionSink<RequesterAction>) {
+        self.started_retry = true;
+        self.rewound_at = self.now;
+        self.probed = None;
+        if let Some(t) = self.timed.as_mut() {
+            t.dropped = cause == GoBackCause::Nak && t.psn.after(self.comp_psn);
+        }
+        self.rewind();
+        out.push(RequesterAction::GoBack {
+            from: self.psn,
+            cause,
+        });
     }
 
     /// The retry decision: go back to `comp_psn` while retries remain, else
@@ -847,7 +1281,10 @@ impl<const N: usize> Requester<N> {
         if !self.has_unacked() {
             return;
         }
-        if self.started_retry && !timeout {
+        if self.started_retry && !timeout && !self.round_trip_since_rewind() {
+            // The NAK (or implicit NAK) answers packets sent before the
+            // go-back-N under way; once a round trip has passed, it
+            // answers the resent ones, one of which was lost again.
             self.drop_response(ResponseDropReason::RetryInProgress, out);
             return;
         }
@@ -860,16 +1297,12 @@ impl<const N: usize> Requester<N> {
             self.retry_left -= 1;
         }
         self.counters.completer_retry_err += 1;
-        self.started_retry = true;
-        self.rewind();
-        out.push(RequesterAction::GoBack {
-            from: self.psn,
-            cause: if timeout {
-                GoBackCause::Timeout
-            } else {
-                GoBackCause::Nak
-            },
-        });
+        let cause = if timeout {
+            GoBackCause::Timeout
+        } else {
+            GoBackCause::Nak
+        };
+        self.go_back(cause, out);
     }
 
     /// Completes the oldest WQE and removes it from the replay buffer.

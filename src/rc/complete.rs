@@ -72,39 +72,27 @@ pub(crate) enum TimerKind {
     Rnr,
 }
 
-/// Most times in a row the retry timer is put off for packets still queued
-/// in this host (a bound, should a queue never drain).
-const RETRY_DEFERRALS_MAX: u32 = 64;
-
 /// A QP timer fired (softirq context).
 ///
-/// The retry timer looks for packets lost on the way to the peer. While
-/// some of the QP's packets have not yet left this host (still in the
-/// loopback queue, a local receiver's backlog, or the device's queue: its
-/// in-flight count), no acknowledgement can have come for them and a
-/// go-back-N would only queue the same packets again: the timer is put off
-/// by another timeout instead, up to [`RETRY_DEFERRALS_MAX`] times in a
-/// row. Under a slow CPU the first retry otherwise starts a storm of
-/// retransmissions that the receiver spends its time on.
+/// Before a retry timer expiry the requester learns how many of the QP's
+/// packets have not yet left this host (still in the loopback queue, a
+/// local receiver's backlog, or the device's queue: its in-flight count):
+/// no acknowledgement can have come for them, and it puts the expiry off
+/// rather than resend (`RequesterEvent::LocalQueue`).
 pub(crate) fn timer_expired(rxe: &RxeDevice, qp: &RxeQp, ndev: &NetDevice, kind: TimerKind) {
     let mut out = Outbox::new();
     {
         let mut guard = qp.body.state.lock();
         let inner = &mut *guard;
-        let queued_here = qp
-            .body
-            .tx_inflight
-            .load(core::sync::atomic::Ordering::SeqCst)
-            > 0;
-        if inner.rc.sending
-            && kind == TimerKind::Retry
-            && queued_here
-            && inner.rc.retry_deferrals < RETRY_DEFERRALS_MAX
-        {
-            inner.rc.retry_deferrals += 1;
-            out.arm_retry_timer(inner.rc.requester.config().timeout_usecs);
-        } else if inner.rc.sending {
-            inner.rc.retry_deferrals = 0;
+        if inner.rc.sending {
+            if kind == TimerKind::Retry {
+                let packets = qp
+                    .body
+                    .tx_inflight
+                    .load(core::sync::atomic::Ordering::SeqCst);
+                let event = RequesterEvent::LocalQueue { packets };
+                send::step(rxe, qp, inner, ndev, &mut out, event, None);
+            }
             let event = match kind {
                 TimerKind::Retry => RequesterEvent::RetryTimerExpired,
                 TimerKind::Rnr => RequesterEvent::RnrTimerExpired,

@@ -235,7 +235,8 @@ pub(crate) fn step(
     actions.clear();
     let mut overflow = false;
     let before = *inner.rc.requester.counters();
-    inner.rc.requester.step(event, &mut |a| {
+    let now_ns = u64::try_from(inner.rc.epoch.elapsed().as_nanos()).unwrap_or(0);
+    inner.rc.requester.step_at(now_ns, event, &mut |a| {
         if actions.push_within_capacity(a).is_err() {
             overflow = true;
         }
@@ -405,10 +406,7 @@ fn run(
                 super::complete::enter_error(rxe, qp, inner);
             }
         }
-        RequesterAction::ArmRetryTimer { usecs } => {
-            inner.rc.retry_deferrals = 0;
-            out.arm_retry_timer(usecs)
-        }
+        RequesterAction::ArmRetryTimer { usecs } => out.arm_retry_timer(usecs),
         RequesterAction::DisarmRetryTimer => out.disarm_retry_timer(),
         RequesterAction::ArmRnrTimer { usecs } => out.arm_rnr_timer(usecs),
         RequesterAction::DropResponse { .. } => {}
@@ -417,6 +415,8 @@ fn run(
                 GoBackCause::Nak => trace::GoBackCause::Nak,
                 GoBackCause::Timeout => trace::GoBackCause::Timeout,
                 GoBackCause::Rnr => trace::GoBackCause::Rnr,
+                GoBackCause::Probe => trace::GoBackCause::Probe,
+                GoBackCause::RttTimeout => trace::GoBackCause::RttTimeout,
             };
             trace::req_go_back(qp.body.qpn, from, cause);
         }

@@ -237,7 +237,7 @@ impl<'a> Path<'a> {
             .get_mut(hdr_len..)
             .and_then(|rest| rest.split_at_mut_checked(payload_len))
             .ok_or(BuildFailure::Dropped)?;
-        fill(payload).map_err(|_| BuildFailure::Payload)?;
+        fill(payload).map_err(|()| BuildFailure::Payload)?;
         // Pad and the ICRC placeholder.
         trailer.fill(0);
         let mut ip = [0u8; IPV6_HDR_LEN];

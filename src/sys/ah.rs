@@ -26,6 +26,14 @@ unsafe fn rxe_ah<'a>(ibah: *mut bindings::ib_ah) -> &'a RxeAh {
     unsafe { &*ibah.cast::<RxeAh>() }
 }
 
+/// `.create_ah` and `.create_user_ah`: makes the AH and publishes its
+/// number.
+///
+/// # Safety
+///
+/// Called by ib_core only, with a zeroed AH of `size_ib_ah` bytes whose
+/// `device` and `pd` are set, live init attributes holding a resolved AH
+/// attribute, and the call's udata or null.
 pub(super) unsafe extern "C" fn create_ah_callback(
     ibah: *mut bindings::ib_ah,
     init: *mut bindings::rdma_ah_init_attr,
@@ -53,11 +61,7 @@ pub(super) unsafe extern "C" fn create_ah_callback(
         // SAFETY: The driver part of the zeroed object is memory ib_core
         // never touches or moves; it is initialised once here and dropped
         // in `destroy_ah`.
-        if let Err(never) =
-            unsafe { pin_init::raw_try_init(core::ptr::addr_of_mut!((*ah).body), body) }
-        {
-            match never {}
-        }
+        let Ok(()) = unsafe { pin_init::raw_try_init(core::ptr::addr_of_mut!((*ah).body), body) };
         // SAFETY: Initialised just above.
         let ah = unsafe { &*ah };
         if let Err(e) = crate::ah::publish(rxe, ah) {
@@ -72,6 +76,12 @@ pub(super) unsafe extern "C" fn create_ah_callback(
     })
 }
 
+/// `.query_ah`: the AH's address vector.
+///
+/// # Safety
+///
+/// Called by ib_core only, with an AH that `create_ah_callback` made and
+/// that is not destroyed, and an attribute buffer writable for the call.
 pub(super) unsafe extern "C" fn query_ah_callback(
     ibah: *mut bindings::ib_ah,
     attr: *mut bindings::rdma_ah_attr,
@@ -83,6 +93,12 @@ pub(super) unsafe extern "C" fn query_ah_callback(
     0
 }
 
+/// `.destroy_ah`: unpublishes the AH and drops its body.
+///
+/// # Safety
+///
+/// Called by ib_core only, once per AH that `create_ah_callback` made; no
+/// other call on the AH follows, and ib_core frees its memory afterwards.
 pub(super) unsafe extern "C" fn destroy_ah_callback(
     ibah: *mut bindings::ib_ah,
     _flags: u32,

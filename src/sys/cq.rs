@@ -150,6 +150,13 @@ pub(super) unsafe fn rxe_cq<'a>(ibcq: *mut bindings::ib_cq) -> &'a RxeCq {
     unsafe { &*ibcq.cast::<RxeCq>() }
 }
 
+/// `.create_cq`: sizes the ring and initialises the CQ.
+///
+/// # Safety
+///
+/// Called by ib_core only, with a zeroed CQ of `size_ib_cq` bytes whose
+/// `device` and handlers are set, live init attributes, and the call's
+/// attribute bundle (null for a kernel caller).
 pub(super) unsafe extern "C" fn create_cq_callback(
     ibcq: *mut bindings::ib_cq,
     attr: *const bindings::ib_cq_init_attr,
@@ -186,6 +193,13 @@ pub(super) unsafe extern "C" fn create_cq_callback(
     })
 }
 
+/// `.destroy_cq`: drops the CQ's state.
+///
+/// # Safety
+///
+/// Called by ib_core only, once per CQ that `create_cq_callback` made,
+/// after its last user (QP, poller) is gone; ib_core frees its memory
+/// afterwards.
 pub(super) unsafe extern "C" fn destroy_cq_callback(
     ibcq: *mut bindings::ib_cq,
     _udata: *mut bindings::ib_udata,
@@ -200,6 +214,12 @@ pub(super) unsafe extern "C" fn destroy_cq_callback(
     0
 }
 
+/// `.resize_user_cq`: moves the CQ to a ring of `cqe` entries.
+///
+/// # Safety
+///
+/// Called by ib_core only, with a live CQ that `create_cq_callback` made
+/// and the call's udata or null.
 pub(super) unsafe extern "C" fn resize_cq_callback(
     ibcq: *mut bindings::ib_cq,
     cqe: c_uint,
@@ -215,6 +235,13 @@ pub(super) unsafe extern "C" fn resize_cq_callback(
     })
 }
 
+/// `.poll_cq`: moves up to `num_entries` completions to `wc`.
+///
+/// # Safety
+///
+/// Called by ib_core only (`ib_poll_cq`), with a live CQ that
+/// `create_cq_callback` made and, unless null, an array of `num_entries`
+/// work completions the caller owns for the call.
 pub(super) unsafe extern "C" fn poll_cq_callback(
     ibcq: *mut bindings::ib_cq,
     num_entries: c_int,
@@ -231,11 +258,16 @@ pub(super) unsafe extern "C" fn poll_cq_callback(
     cq.poll(wcs) as c_int
 }
 
+/// `.req_notify_cq`: arms the CQ's completion event.
+///
+/// # Safety
+///
+/// Called by ib_core only, with a live CQ that `create_cq_callback` made.
 pub(super) unsafe extern "C" fn req_notify_cq_callback(
     ibcq: *mut bindings::ib_cq,
     flags: bindings::ib_cq_notify_flags,
 ) -> c_int {
     // SAFETY: ib_core passes a live CQ of ours.
     let cq = unsafe { rxe_cq(ibcq) };
-    c_int::from(cq.req_notify(flags as u32))
+    c_int::from(cq.req_notify(flags))
 }

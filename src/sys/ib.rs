@@ -223,7 +223,7 @@ static LINK_OPS: LinkOps = LinkOps(UnsafeCell::new(bindings::rdma_link_ops {
         next: core::ptr::null_mut(),
         prev: core::ptr::null_mut(),
     },
-    type_: c"rxe".as_ptr().cast(),
+    type_: kernel::str::as_char_ptr_in_const_context(c"rxe"),
     newlink: Some(newlink_callback),
     dellink: None,
 }));
@@ -240,6 +240,12 @@ pub(crate) fn unregister_link_ops() {
     unsafe { bindings::rdma_link_unregister(LINK_OPS.0.get()) };
 }
 
+/// `rdma link add NAME type rxe netdev NDEV`: creates a device.
+///
+/// # Safety
+///
+/// Called by nldev only, with a NUL-terminated name and a netdev it holds
+/// a reference on, both valid for the call.
 unsafe extern "C" fn newlink_callback(
     name: *const c_char,
     ndev: *mut bindings::net_device,
@@ -320,6 +326,12 @@ fn no_udata_io(udata: *mut bindings::ib_udata) -> Result {
     to_result(unsafe { bindings::rxe_glue_no_udata_io(udata) })
 }
 
+/// `.query_device`: the device's attributes.
+///
+/// # Safety
+///
+/// Called by ib_core only, with a live device of ours, an attribute buffer
+/// writable for the call, and the call's udata or null.
 unsafe extern "C" fn query_device_callback(
     ib: *mut bindings::ib_device,
     attr: *mut bindings::ib_device_attr,
@@ -334,6 +346,12 @@ unsafe extern "C" fn query_device_callback(
     })
 }
 
+/// `.query_port`: the port's attributes.
+///
+/// # Safety
+///
+/// Called by ib_core only, with a live device of ours and an attribute
+/// buffer writable for the call.
 unsafe extern "C" fn query_port_callback(
     ib: *mut bindings::ib_device,
     port: u32,
@@ -347,6 +365,12 @@ unsafe extern "C" fn query_port_callback(
     })
 }
 
+/// `.query_pkey`: the P_Key at `index`.
+///
+/// # Safety
+///
+/// Called by ib_core only, with a live device of ours and an output slot
+/// writable for the call.
 unsafe extern "C" fn query_pkey_callback(
     ib: *mut bindings::ib_device,
     port: u32,
@@ -361,6 +385,12 @@ unsafe extern "C" fn query_pkey_callback(
     })
 }
 
+/// `.get_port_immutable`: the port's fixed properties.
+///
+/// # Safety
+///
+/// Called by ib_core only, with a live device of ours and an output struct
+/// writable for the call.
 unsafe extern "C" fn get_port_immutable_callback(
     ib: *mut bindings::ib_device,
     port: u32,
@@ -374,13 +404,20 @@ unsafe extern "C" fn get_port_immutable_callback(
     })
 }
 
-unsafe extern "C" fn get_link_layer_callback(
+/// `.get_link_layer`: always Ethernet.
+extern "C" fn get_link_layer_callback(
     _ib: *mut bindings::ib_device,
     _port: u32,
 ) -> bindings::rdma_link_layer {
     bindings::rdma_link_layer_IB_LINK_LAYER_ETHERNET
 }
 
+/// `.alloc_ucontext`: a process opened the device.
+///
+/// # Safety
+///
+/// Called by ib_core only, with a zeroed context of `size_ib_ucontext`
+/// bytes whose `device` is a live device of ours.
 unsafe extern "C" fn alloc_ucontext_callback(
     uctx: *mut bindings::ib_ucontext,
     _udata: *mut bindings::ib_udata,
@@ -394,6 +431,12 @@ unsafe extern "C" fn alloc_ucontext_callback(
     })
 }
 
+/// `.dealloc_ucontext`: the context's process is done with the device.
+///
+/// # Safety
+///
+/// Called by ib_core only, once per context that `alloc_ucontext_callback`
+/// accepted, while the context is still valid.
 unsafe extern "C" fn dealloc_ucontext_callback(uctx: *mut bindings::ib_ucontext) {
     // SAFETY: The context was created by `alloc_ucontext_callback`.
     let rxe = unsafe { rxe_of((*uctx).device) };
@@ -409,8 +452,14 @@ unsafe extern "C" fn dealloc_ucontext_callback(uctx: *mut bindings::ib_ucontext)
 /// nothing in the kernel reads them any more. With the hook present,
 /// ib_core no longer waits for every such process to exit before the
 /// device goes away, as with the C driver (which has the same empty hook).
-unsafe extern "C" fn disassociate_ucontext_callback(_uctx: *mut bindings::ib_ucontext) {}
+extern "C" fn disassociate_ucontext_callback(_uctx: *mut bindings::ib_ucontext) {}
 
+/// `.alloc_pd`: counts a new PD.
+///
+/// # Safety
+///
+/// Called by ib_core only, with a zeroed PD of `size_ib_pd` bytes whose
+/// `device` is a live device of ours.
 unsafe extern "C" fn alloc_pd_callback(
     pd: *mut bindings::ib_pd,
     _udata: *mut bindings::ib_udata,
@@ -424,6 +473,12 @@ unsafe extern "C" fn alloc_pd_callback(
     })
 }
 
+/// `.dealloc_pd`: uncounts a PD.
+///
+/// # Safety
+///
+/// Called by ib_core only, once per PD that `alloc_pd_callback` accepted,
+/// while the PD is still valid.
 unsafe extern "C" fn dealloc_pd_callback(
     pd: *mut bindings::ib_pd,
     _udata: *mut bindings::ib_udata,
@@ -434,6 +489,11 @@ unsafe extern "C" fn dealloc_pd_callback(
     0
 }
 
+/// `.enable_driver`: the device is registered.
+///
+/// # Safety
+///
+/// Called by ib_core only, with a registered device of ours.
 unsafe extern "C" fn enable_driver_callback(ib: *mut bindings::ib_device) -> c_int {
     // SAFETY: ib_core calls this on a registered device.
     let rxe = unsafe { rxe_from_ib(ib) };
@@ -456,26 +516,36 @@ static STAT_DESCS: StatDescs = StatDescs({
     }; counters::COUNT];
     let mut i = 0;
     while i < counters::COUNT {
-        descs[i].name = counters::NAMES[i].as_ptr().cast();
+        descs[i].name = kernel::str::as_char_ptr_in_const_context(counters::NAMES[i]);
         i += 1;
     }
     descs
 });
 
-unsafe extern "C" fn alloc_hw_port_stats_callback(
+/// `.alloc_hw_port_stats`: a stats struct for our counters, which ib_core
+/// frees.
+extern "C" fn alloc_hw_port_stats_callback(
     _ib: *mut bindings::ib_device,
     _port: u32,
 ) -> *mut bindings::rdma_hw_stats {
-    // SAFETY: The descriptions are static; ib_core frees the result.
+    // SAFETY: The descriptions are static and `COUNT` long; the result is
+    // the caller's.
     unsafe {
         bindings::rdma_alloc_hw_stats_struct(
             STAT_DESCS.0.as_ptr(),
             counters::COUNT as c_int,
-            bindings::RXE_GLUE_RDMA_HW_STATS_DEFAULT_LIFESPAN as _,
+            bindings::RXE_GLUE_RDMA_HW_STATS_DEFAULT_LIFESPAN,
         )
     }
 }
 
+/// `.get_hw_stats`: fills `stats` with the counters' current values.
+///
+/// # Safety
+///
+/// Called by ib_core only, with a live device of ours and, under ib_core's
+/// lock, a stats struct that `alloc_hw_port_stats_callback` made (or
+/// null).
 unsafe extern "C" fn get_hw_stats_callback(
     ib: *mut bindings::ib_device,
     stats: *mut bindings::rdma_hw_stats,
@@ -498,6 +568,12 @@ unsafe extern "C" fn get_hw_stats_callback(
     counters::COUNT as c_int
 }
 
+/// `.dealloc_driver`: the device's last reference is gone.
+///
+/// # Safety
+///
+/// Called by ib_core only, once per device of ours, before it frees the
+/// memory; nothing else uses the device during or after the call.
 unsafe extern "C" fn dealloc_driver_callback(ib: *mut bindings::ib_device) {
     // SAFETY: Called once, when the last reference is gone and before
     // ib_core frees the memory: nothing else uses the device, so the

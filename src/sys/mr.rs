@@ -67,9 +67,8 @@ impl Umem {
         let len = usize::try_from(len).map_err(|_| EINVAL)?;
         // SAFETY: The device is live; `ib_umem_get_va` checks the range
         // against the caller's address space and limits.
-        let ptr = unsafe {
-            bindings::rxe_glue_umem_get(rxe.ib.as_ptr(), addr as _, len, access as c_int)
-        };
+        let ptr =
+            unsafe { bindings::rxe_glue_umem_get(rxe.ib.as_ptr(), addr, len, access as c_int) };
         let ptr = kernel::error::from_err_ptr(ptr)?;
         Ok(Umem {
             ptr: NonNull::new(ptr).ok_or(ENOMEM)?,
@@ -134,7 +133,6 @@ impl PageList {
     /// of a region starting `first_page_offset` into the first page. The
     /// range must have been checked against the region (the copy stops,
     /// returning `EFAULT`, at the end of the page list).
-    #[allow(dead_code, reason = "the receive path places payload with it")]
     pub(crate) fn copy_in(&self, first_page_offset: u64, offset: u64, src: &[u8]) -> Result {
         let mut done = 0;
         for chunk in PageChunks::new(first_page_offset, offset, src.len() as u64, PAGE_SHIFT) {
@@ -157,7 +155,6 @@ impl PageList {
 
     /// Copies the region bytes `[offset, offset + dst.len())` into `dst`;
     /// as [`PageList::copy_in`] otherwise.
-    #[allow(dead_code, reason = "the transmit path gathers payload with it")]
     pub(crate) fn copy_out(&self, first_page_offset: u64, offset: u64, dst: &mut [u8]) -> Result {
         let mut done = 0;
         for chunk in PageChunks::new(first_page_offset, offset, dst.len() as u64, PAGE_SHIFT) {
@@ -194,6 +191,11 @@ fn into_ib(mr: Pin<KBox<RxeMr>>) -> *mut bindings::ib_mr {
     unsafe { (*raw).ibmr.as_ptr() }
 }
 
+/// `.get_dma_mr`: a region over all of kernel memory.
+///
+/// # Safety
+///
+/// Called by ib_core only, with a live PD of one of our devices.
 pub(super) unsafe extern "C" fn get_dma_mr_callback(
     pd: *mut bindings::ib_pd,
     access: c_int,
@@ -206,6 +208,12 @@ pub(super) unsafe extern "C" fn get_dma_mr_callback(
     }
 }
 
+/// `.reg_user_mr`: pins and registers a range of the calling process.
+///
+/// # Safety
+///
+/// Called by ib_core only, in the registering process's context, with a
+/// live PD of one of our devices.
 pub(super) unsafe extern "C" fn reg_user_mr_callback(
     pd: *mut bindings::ib_pd,
     start: u64,
@@ -233,6 +241,12 @@ pub(super) unsafe extern "C" fn reg_user_mr_callback(
     }
 }
 
+/// `.dereg_mr`: takes back and frees a region.
+///
+/// # Safety
+///
+/// Called by ib_core only, once per region that `get_dma_mr_callback` or
+/// `reg_user_mr_callback` returned, after ib_core's last use of it.
 pub(super) unsafe extern "C" fn dereg_mr_callback(
     ibmr: *mut bindings::ib_mr,
     _udata: *mut bindings::ib_udata,

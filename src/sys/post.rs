@@ -184,6 +184,14 @@ unsafe fn post_one_inline(
     crate::rc::post::post_send(qp, request, SendPayload::Inline(&data[..len]))
 }
 
+/// `.post_send`: queues a kernel caller's chain of send requests, or rings
+/// a user QP's doorbell.
+///
+/// # Safety
+///
+/// Called by ib_core only (`ib_post_send`), with a live QP that
+/// `create_qp_callback` made, a chain of live work requests (null-ended)
+/// and a writable `bad_wr`.
 pub(super) unsafe extern "C" fn post_send_callback(
     ibqp: *mut bindings::ib_qp,
     wr: *const bindings::ib_send_wr,
@@ -272,6 +280,13 @@ unsafe fn post_recv_chain(
     0
 }
 
+/// `.post_recv`: queues a kernel caller's chain of receive requests.
+///
+/// # Safety
+///
+/// Called by ib_core only (`ib_post_recv`), with a live QP that
+/// `create_qp_callback` made, a chain of live work requests (null-ended)
+/// and a writable `bad_wr`.
 pub(super) unsafe extern "C" fn post_recv_callback(
     ibqp: *mut bindings::ib_qp,
     wr: *const bindings::ib_recv_wr,
@@ -294,6 +309,14 @@ pub(super) unsafe extern "C" fn post_recv_callback(
     }
 }
 
+/// `.post_srq_recv`: queues a kernel caller's chain of receive requests on
+/// an SRQ.
+///
+/// # Safety
+///
+/// Called by ib_core only (`ib_post_srq_recv`), with a live SRQ that
+/// `create_srq_callback` made, a chain of live work requests (null-ended)
+/// and a writable `bad_wr`.
 pub(super) unsafe extern "C" fn post_srq_recv_callback(
     ibsrq: *mut bindings::ib_srq,
     wr: *const bindings::ib_recv_wr,

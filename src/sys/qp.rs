@@ -207,6 +207,13 @@ pub(super) unsafe fn rxe_qp<'a>(ibqp: *mut bindings::ib_qp) -> &'a RxeQp {
     unsafe { &*ibqp.cast::<RxeQp>() }
 }
 
+/// `.create_qp`: makes the QP and publishes its number.
+///
+/// # Safety
+///
+/// Called by ib_core only, with a zeroed QP of `size_ib_qp` bytes whose
+/// `device` is set, init attributes writable for the call, and the call's
+/// udata or null.
 pub(super) unsafe extern "C" fn create_qp_callback(
     ibqp: *mut bindings::ib_qp,
     init: *mut bindings::ib_qp_init_attr,
@@ -237,11 +244,7 @@ pub(super) unsafe extern "C" fn create_qp_callback(
         // SAFETY: The driver part of the zeroed object is memory ib_core
         // never touches and never moves; it is initialised once here and
         // dropped in `destroy_qp`.
-        if let Err(never) =
-            unsafe { pin_init::raw_try_init(core::ptr::addr_of_mut!((*qp).body), body) }
-        {
-            match never {}
-        }
+        let Ok(()) = unsafe { pin_init::raw_try_init(core::ptr::addr_of_mut!((*qp).body), body) };
         // SAFETY: Initialised just above; ib_core reads `qp_num` after the
         // call.
         let qp = unsafe {
@@ -261,6 +264,12 @@ pub(super) unsafe extern "C" fn create_qp_callback(
     })
 }
 
+/// `.destroy_qp`: unpublishes and drains the QP, then drops its body.
+///
+/// # Safety
+///
+/// Called by ib_core only, once per QP that `create_qp_callback` made; no
+/// other call on the QP follows, and ib_core frees its memory afterwards.
 pub(super) unsafe extern "C" fn destroy_qp_callback(
     ibqp: *mut bindings::ib_qp,
     _udata: *mut bindings::ib_udata,
@@ -274,6 +283,13 @@ pub(super) unsafe extern "C" fn destroy_qp_callback(
     0
 }
 
+/// `.modify_qp`: applies the attributes `attr_mask` selects.
+///
+/// # Safety
+///
+/// Called by ib_core only, with a live QP that `create_qp_callback` made
+/// and live attributes whose resolved source GID attributes are held for
+/// the call.
 pub(super) unsafe extern "C" fn modify_qp_callback(
     ibqp: *mut bindings::ib_qp,
     attr: *mut bindings::ib_qp_attr,
@@ -290,6 +306,12 @@ pub(super) unsafe extern "C" fn modify_qp_callback(
     })
 }
 
+/// `.query_qp`: the QP's attributes and init attributes.
+///
+/// # Safety
+///
+/// Called by ib_core only, with a live QP that `create_qp_callback` made
+/// and two buffers writable for the call.
 pub(super) unsafe extern "C" fn query_qp_callback(
     ibqp: *mut bindings::ib_qp,
     attr: *mut bindings::ib_qp_attr,
@@ -325,13 +347,23 @@ pub(super) unsafe extern "C" fn query_qp_callback(
     0
 }
 
-/// Which requester timer a `timer_list` is.
-fn timer_fired(timer: *mut bindings::timer_list, kind: crate::rc::complete::TimerKind) {
+/// A requester timer of a QP fired; `kind` says which.
+///
+/// # Safety
+///
+/// `timer` is the `retry_timer` (for [`TimerKind::Retry`]) or the
+/// `rnr_timer` (for [`TimerKind::Rnr`]) of the body of an [`RxeQp`], called
+/// from the timer's expiry, in softirq.
+///
+/// [`TimerKind::Retry`]: crate::rc::complete::TimerKind::Retry
+/// [`TimerKind::Rnr`]: crate::rc::complete::TimerKind::Rnr
+unsafe fn timer_fired(timer: *mut bindings::timer_list, kind: crate::rc::complete::TimerKind) {
     use crate::sys::timer::Timer;
     let timer = timer.cast::<Timer>();
-    // SAFETY: The timers of a QP live in its `QpBody`, inside an `RxeQp`
-    // that `destroy_qp` keeps alive until the timers are shut down (which
-    // waits for this callback); `Timer` is a transparent `timer_list`.
+    // SAFETY: By our contract the timer is the one of `kind` in the
+    // `QpBody` of an `RxeQp`, which `destroy_qp` keeps alive until the
+    // timers are shut down (which waits for this callback); `Timer` is a
+    // transparent `timer_list`.
     let qp = unsafe {
         &*match kind {
             crate::rc::complete::TimerKind::Retry => {
@@ -358,19 +390,34 @@ fn timer_fired(timer: *mut bindings::timer_list, kind: crate::rc::complete::Time
 }
 
 /// The retransmission timer of a QP fired.
+///
+/// # Safety
+///
+/// Called by the timer core only, for the `retry_timer` of a QP's body.
 pub(crate) unsafe extern "C" fn retry_timer_callback(timer: *mut bindings::timer_list) {
-    timer_fired(timer, crate::rc::complete::TimerKind::Retry);
+    // SAFETY: Our contract: the retry timer of a QP, expiring.
+    unsafe { timer_fired(timer, crate::rc::complete::TimerKind::Retry) };
 }
 
 /// The RNR timer of a QP fired.
+///
+/// # Safety
+///
+/// Called by the timer core only, for the `rnr_timer` of a QP's body.
 pub(crate) unsafe extern "C" fn rnr_timer_callback(timer: *mut bindings::timer_list) {
-    timer_fired(timer, crate::rc::complete::TimerKind::Rnr);
+    // SAFETY: Our contract: the RNR timer of a QP, expiring.
+    unsafe { timer_fired(timer, crate::rc::complete::TimerKind::Rnr) };
 }
 
 /// The transmit work of a QP runs (softirq, on the QP's transmit CPU).
+///
+/// # Safety
+///
+/// Called by the workqueue core only, for the `tx_work` of a QP's body.
 pub(crate) unsafe extern "C" fn tx_work_callback(work: *mut bindings::work_struct) {
     let work = work.cast::<crate::sys::work::BhWork>();
-    // SAFETY: The work lives in the `QpBody` of an `RxeQp` that
+    // SAFETY: By our contract the work is the `tx_work` in the `QpBody` of
+    // an `RxeQp`, which
     // `destroy_qp` keeps alive until the work is disabled (which waits for
     // this function); `BhWork` is a transparent `work_struct`.
     let qp = unsafe { &*kernel::container_of!(work, RxeQp, body.tx_work) };

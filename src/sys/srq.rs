@@ -69,6 +69,13 @@ fn read_modify_cmd(udata: *mut bindings::ib_udata) -> Result<ModifySrqCmd> {
     ModifySrqCmd::decode(&bytes).map_err(|_| EINVAL)
 }
 
+/// `.create_srq`: makes the SRQ and publishes its number.
+///
+/// # Safety
+///
+/// Called by ib_core only, with a zeroed SRQ of `size_ib_srq` bytes whose
+/// `device` is set, init attributes writable for the call, and the call's
+/// udata or null.
 pub(super) unsafe extern "C" fn create_srq_callback(
     ibsrq: *mut bindings::ib_srq,
     init: *mut bindings::ib_srq_init_attr,
@@ -97,11 +104,7 @@ pub(super) unsafe extern "C" fn create_srq_callback(
         // SAFETY: The driver part of the zeroed object is memory ib_core
         // never touches or moves; it is initialised once here and dropped in
         // `destroy_srq`.
-        if let Err(never) =
-            unsafe { pin_init::raw_try_init(core::ptr::addr_of_mut!((*srq).body), body) }
-        {
-            match never {}
-        }
+        let Ok(()) = unsafe { pin_init::raw_try_init(core::ptr::addr_of_mut!((*srq).body), body) };
         // SAFETY: Initialised just above.
         let srq = unsafe { &*srq };
         if let Err(e) = crate::srq::publish(rxe, srq) {
@@ -118,6 +121,12 @@ pub(super) unsafe extern "C" fn create_srq_callback(
     })
 }
 
+/// `.modify_srq`: resizes the SRQ or sets its limit, as `mask` selects.
+///
+/// # Safety
+///
+/// Called by ib_core only, with a live SRQ that `create_srq_callback`
+/// made, live attributes, and the call's udata or null.
 pub(super) unsafe extern "C" fn modify_srq_callback(
     ibsrq: *mut bindings::ib_srq,
     attr: *mut bindings::ib_srq_attr,
@@ -152,6 +161,12 @@ pub(super) unsafe extern "C" fn modify_srq_callback(
     })
 }
 
+/// `.query_srq`: the SRQ's attributes.
+///
+/// # Safety
+///
+/// Called by ib_core only, with a live SRQ that `create_srq_callback` made
+/// and an attribute buffer writable for the call.
 pub(super) unsafe extern "C" fn query_srq_callback(
     ibsrq: *mut bindings::ib_srq,
     attr: *mut bindings::ib_srq_attr,
@@ -165,6 +180,12 @@ pub(super) unsafe extern "C" fn query_srq_callback(
     0
 }
 
+/// `.destroy_srq`: unpublishes and drains the SRQ, then drops its body.
+///
+/// # Safety
+///
+/// Called by ib_core only, once per SRQ that `create_srq_callback` made,
+/// after the last QP on it is gone; ib_core frees its memory afterwards.
 pub(super) unsafe extern "C" fn destroy_srq_callback(
     ibsrq: *mut bindings::ib_srq,
     _udata: *mut bindings::ib_udata,

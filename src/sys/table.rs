@@ -143,7 +143,7 @@ impl<T: Counted> IndexTable<T> {
     /// was never published.
     pub(crate) fn unreserve(&self, index: u32) {
         // SAFETY: Initialised table; erasing a reserved slot frees it.
-        unsafe { bindings::rxe_glue_xa_erase(self.xa.get(), index as _) };
+        unsafe { bindings::rxe_glue_xa_erase(self.xa.get(), index as usize) };
     }
 
     /// Makes `obj` findable at `index`, a reserved number.
@@ -157,7 +157,7 @@ impl<T: Counted> IndexTable<T> {
         // SAFETY: Initialised table; the slot is reserved, so the store
         // does not allocate.
         kernel::error::to_result(unsafe {
-            bindings::rxe_glue_xa_publish(self.xa.get(), index as _, entry)
+            bindings::rxe_glue_xa_publish(self.xa.get(), index as usize, entry)
         })
     }
 
@@ -165,7 +165,7 @@ impl<T: Counted> IndexTable<T> {
     /// Returns whether there was one.
     pub(crate) fn remove(&self, index: u32) -> bool {
         // SAFETY: Initialised table.
-        !unsafe { bindings::rxe_glue_xa_erase(self.xa.get(), index as _) }.is_null()
+        !unsafe { bindings::rxe_glue_xa_erase(self.xa.get(), index as usize) }.is_null()
     }
 
     /// Finds the object at `index` and takes a use of it.
@@ -176,7 +176,7 @@ impl<T: Counted> IndexTable<T> {
         // while we add ours.
         unsafe {
             let flags = bindings::rxe_glue_xa_lock_irqsave(self.xa.get());
-            let entry = bindings::xa_load(self.xa.get(), index as _).cast::<T>();
+            let entry = bindings::xa_load(self.xa.get(), index as usize).cast::<T>();
             let found = NonNull::new(entry).map(|obj| {
                 obj.as_ref().uses().get();
                 TableRef { obj }
@@ -214,7 +214,7 @@ impl<T: Counted> IndexTable<T> {
         // removed, so a found object is live until the unlock.
         unsafe {
             let flags = bindings::rxe_glue_xa_lock_irqsave(self.xa.get());
-            let entry = bindings::xa_load(self.xa.get(), index as _).cast::<T>();
+            let entry = bindings::xa_load(self.xa.get(), index as usize).cast::<T>();
             let result = NonNull::new(entry).map(|obj| f(obj.as_ref()));
             bindings::rxe_glue_xa_unlock_irqrestore(self.xa.get(), flags);
             result

@@ -50,6 +50,10 @@ pub(crate) enum GoBackCause {
     Timeout = 1,
     /// The RNR timer.
     Rnr = 2,
+    /// A tail-loss probe (or a go-back-N its answer started).
+    Probe = 3,
+    /// The RTT-based retransmission timer, before the QP timeout.
+    RttTimeout = 4,
 }
 
 /// `rxe_resp_psn`: the responder checked request `psn` of QP `qpn` against

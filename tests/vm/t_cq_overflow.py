@@ -77,9 +77,12 @@ class End:
         self.qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_AV | e.IBV_QP_PATH_MTU | e.IBV_QP_DEST_QPN
                        | e.IBV_QP_RQ_PSN | e.IBV_QP_MAX_DEST_RD_ATOMIC | e.IBV_QP_MIN_RNR_TIMER)
         a = QPAttr(qp_state=e.IBV_QPS_RTS)
-        # Short: once the receiver is in ERROR the sender gives up soon.
-        a.timeout = 10
-        a.retry_cnt = 1
+        # 67 ms x 8 tries: the sender gives up within a second once the
+        # receiver is in ERROR. Shorter (4 ms, one retry) made a loaded
+        # machine's C sender give up before 17 SENDs had arrived, so the
+        # CQ never overflowed (c/t_cq_overflow failed, receiver still RTS).
+        a.timeout = 14
+        a.retry_cnt = 7
         a.rnr_retry = 1
         a.sq_psn = 0
         a.max_rd_atomic = 1
@@ -129,6 +132,21 @@ def main():
         total += 1
         ev.ack()
     cq_err = events.get(e.IBV_EVENT_CQ_ERR, 0)
+    # The sender's side, to tell a stalled sender from a receiver that
+    # did not react.
+    sent_ok = sent_err = 0
+    first_err = None
+    while True:
+        n, wcs = send.scq.poll(16)
+        if not n:
+            break
+        for wc in wcs:
+            if wc.status == e.IBV_WC_SUCCESS:
+                sent_ok += 1
+            else:
+                sent_err += 1
+                first_err = wc.status if first_err is None else first_err
+    print("sender: %d SENDs completed, %d in error (first status %s)" % (sent_ok, sent_err, first_err))
     others = {k: v for k, v in events.items() if k != e.IBV_EVENT_CQ_ERR}
     print("receiver QP state %d after %.1f s; %d CQ error events, other events %s"
           % (state, elapsed, cq_err, others or "none"))

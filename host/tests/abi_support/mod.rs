@@ -1,7 +1,10 @@
 //! Test doubles for the abi tests: a shared queue buffer over a `Vec` that
 //! records every access and can play a hostile user process, and helpers
 //! that write WQEs the way librxe does.
-#![allow(dead_code)]
+#![expect(
+    dead_code,
+    reason = "each abi test crate that includes this module uses only part of it"
+)]
 
 use std::cell::{Cell, RefCell};
 

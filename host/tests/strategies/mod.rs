@@ -1,6 +1,5 @@
 //! Strategies shared by the packet tests: valid headers and packets for
 //! every opcode.
-#![allow(dead_code)]
 use proptest::prelude::*;
 use rxe_proto::proto::aeth::{Aeth, Syndrome};
 use rxe_proto::proto::headers::{AtomicAckEth, AtomicEth, Bth, Deth, Feth, Ieth, ImmDt, Reth};

@@ -1,0 +1,444 @@
+//! The requester's loss recovery in about a round trip (issue 12 item 1):
+//! the RTT estimate and Karn's rule, the tail-loss probe, the RTT-based
+//! go-back-N under the QP timeout, a NAK accepted again after a round trip,
+//! a READ response gap, and the expiry put off while packets are still
+//! queued in this host. Each test drives the requester with a clock
+//! (`step_at`) and hand-made responses.
+
+use rxe_proto::proto::aeth::{NakCode, Syndrome};
+use rxe_proto::proto::opcode::Position;
+use rxe_proto::proto::psn::Psn;
+use rxe_proto::proto::replay::{SendWqe, WqeOp};
+use rxe_proto::proto::requester::{
+    GoBackCause, Requester, RequesterAction, RequesterConfig, RequesterEvent, ResponseDropReason,
+    ResponseOp, ResponsePacket, TxPacket,
+};
+use rxe_proto::proto::transport::{CompletionStatus, Mtu, RequestOp};
+
+const US: u64 = 1000;
+const TIMEOUT: u32 = 67_108;
+
+fn requester(retry_cnt: u8) -> Requester<8> {
+    let mut cfg = RequesterConfig::new(Mtu::MTU_1024, Psn::new(100));
+    cfg.retry_cnt = retry_cnt;
+    cfg.timeout_usecs = TIMEOUT;
+    cfg.probe_floor_usecs = 50;
+    cfg.ack_req_every = 16;
+    Requester::new(cfg)
+}
+
+fn at(req: &mut Requester<8>, t: u64, ev: RequesterEvent) -> Vec<RequesterAction> {
+    let mut acts = Vec::new();
+    req.step_at(t, ev, &mut |a| acts.push(a));
+    acts
+}
+
+fn tx(acts: &[RequesterAction]) -> Vec<TxPacket> {
+    acts.iter()
+        .filter_map(|a| match a {
+            RequesterAction::Transmit(p) => Some(*p),
+            _ => None,
+        })
+        .collect()
+}
+
+fn armed(acts: &[RequesterAction]) -> Option<u32> {
+    acts.iter().rev().find_map(|a| match a {
+        RequesterAction::ArmRetryTimer { usecs } => Some(*usecs),
+        _ => None,
+    })
+}
+
+fn go_backs(acts: &[RequesterAction]) -> Vec<(Psn, GoBackCause)> {
+    acts.iter()
+        .filter_map(|a| match a {
+            RequesterAction::GoBack { from, cause } => Some((*from, *cause)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn write(id: u64, len: u32) -> SendWqe {
+    SendWqe {
+        id,
+        op: WqeOp::Write {
+            va: 0x1000,
+            rkey: 1,
+            imm: None,
+        },
+        length: len,
+    }
+}
+
+fn ack(psn: u32) -> RequesterEvent {
+    RequesterEvent::Response(ResponsePacket {
+        psn: Psn::new(psn),
+        op: ResponseOp::Acknowledge,
+        syndrome: Some(Syndrome::ACK),
+        payload_len: 0,
+    })
+}
+
+fn nak(psn: u32) -> RequesterEvent {
+    RequesterEvent::Response(ResponsePacket {
+        psn: Psn::new(psn),
+        op: ResponseOp::Acknowledge,
+        syndrome: Some(Syndrome::Nak(NakCode::PsnSequenceError)),
+        payload_len: 0,
+    })
+}
+
+const SEND_ALL: RequesterEvent = RequesterEvent::Transmit { budget: 64 };
+
+/// One 4-packet WRITE (PSN 100..=103) ACKed 100 us later: SRTT 100 us.
+fn measured() -> Requester<8> {
+    let mut req = requester(6);
+    req.post(write(0, 4096), &mut |_| panic!()).unwrap();
+    let acts = at(&mut req, 0, SEND_ALL);
+    assert_eq!(tx(&acts).len(), 4);
+    // Before any sample: a quarter of the QP timeout.
+    assert_eq!(armed(&acts), Some(TIMEOUT / 4));
+    at(&mut req, 100 * US, ack(103));
+    assert_eq!(req.outstanding_wqes(), 0);
+    assert_eq!(req.rtt().srtt(), Some(100 * US));
+    req
+}
+
+#[test]
+fn without_a_clock_the_timer_is_the_qp_timeout() {
+    let mut req = requester(7);
+    req.post(write(0, 4096), &mut |_| panic!()).unwrap();
+    let mut acts = Vec::new();
+    req.step(SEND_ALL, &mut |a| acts.push(a));
+    assert_eq!(armed(&acts), Some(TIMEOUT));
+    acts.clear();
+    req.step(RequesterEvent::RetryTimerExpired, &mut |a| acts.push(a));
+    assert_eq!(go_backs(&acts), vec![(Psn::new(100), GoBackCause::Timeout)]);
+    assert_eq!(req.counters().timeouts, 1);
+}
+
+#[test]
+fn a_lost_tail_is_probed_after_two_round_trips_without_using_retry_cnt() {
+    let mut req = measured();
+    let t0 = 1000 * US;
+    req.post(write(1, 4096), &mut |_| panic!()).unwrap();
+    let acts = at(&mut req, t0, SEND_ALL);
+    let sent = tx(&acts);
+    assert_eq!(sent.len(), 4);
+    // max(2 x SRTT, floor) = 200 us.
+    assert_eq!(armed(&acts), Some(200));
+    // 104..106 arrive and are ACKed (106 is not AckReq'd: nothing comes);
+    // 107, the tail, is lost. At 2 x SRTT: the probe.
+    let acts = at(&mut req, t0 + 200 * US, RequesterEvent::RetryTimerExpired);
+    assert_eq!(go_backs(&acts), vec![(Psn::new(104), GoBackCause::Probe)]);
+    let probes = tx(&acts);
+    assert_eq!(
+        probes.iter().map(|p| p.header.psn).collect::<Vec<_>>(),
+        vec![Psn::new(104), Psn::new(107)]
+    );
+    assert!(probes.iter().all(|p| p.header.ack_req && p.retransmit));
+    assert_eq!(req.counters().probes, 1);
+    assert_eq!(req.counters().timeouts, 0);
+    assert_eq!(req.retry_left(), 6, "a probe consumes no retry");
+    assert!(armed(&acts).is_some());
+    // The probed tail arrives: one ACK completes the WRITE.
+    let acts = at(&mut req, t0 + 300 * US, ack(107));
+    assert!(acts.iter().any(|a| matches!(
+        a,
+        RequesterAction::Complete(c) if c.wqe_id == 1 && c.status == CompletionStatus::Success
+    )));
+    assert!(!req.is_error());
+}
+
+#[test]
+fn an_ack_short_of_the_probe_goes_back_at_once() {
+    // The responder NAKed 105 and the NAK was lost: it now drops 106 and
+    // 107 in silence. The probe of 104 draws "ACK 104", short of 107.
+    let mut req = measured();
+    let t0 = 1000 * US;
+    req.post(write(1, 4096), &mut |_| panic!()).unwrap();
+    at(&mut req, t0, SEND_ALL);
+    at(&mut req, t0 + 200 * US, RequesterEvent::RetryTimerExpired);
+    let acts = at(&mut req, t0 + 300 * US, ack(104));
+    assert_eq!(go_backs(&acts), vec![(Psn::new(105), GoBackCause::Probe)]);
+    let acts = at(&mut req, t0 + 300 * US, SEND_ALL);
+    let resent: Vec<_> = tx(&acts).iter().map(|p| p.header.psn).collect();
+    assert_eq!(resent, vec![Psn::new(105), Psn::new(106), Psn::new(107)]);
+    assert_eq!(req.retry_left(), 6);
+}
+
+#[test]
+fn after_the_probe_rtt_timeouts_go_back_and_only_the_qp_timeout_uses_retry_cnt() {
+    let mut req = measured();
+    let t0 = 1000 * US;
+    req.post(write(1, 4096), &mut |_| panic!()).unwrap();
+    let mut acts = at(&mut req, t0, SEND_ALL);
+    let mut t = t0;
+    let mut causes = Vec::new();
+    // Nothing ever answers: probe, then RTT-based go-backs with a doubling
+    // RTO, then the QP timeout, which consumes a retry.
+    while req.counters().timeouts == 0 {
+        let usecs = armed(&acts).expect("timer armed");
+        t += u64::from(usecs) * US;
+        acts = at(&mut req, t, RequesterEvent::RetryTimerExpired);
+        causes.extend(go_backs(&acts).into_iter().map(|g| g.1));
+    }
+    assert_eq!(causes[0], GoBackCause::Probe);
+    assert!(causes[1..causes.len() - 1]
+        .iter()
+        .all(|c| *c == GoBackCause::RttTimeout));
+    assert!(causes.len() > 5, "{causes:?}");
+    assert_eq!(*causes.last().unwrap(), GoBackCause::Timeout);
+    assert_eq!(t - t0, u64::from(TIMEOUT) * US, "at the QP timeout");
+    assert_eq!(req.retry_left(), 5);
+}
+
+#[test]
+fn a_vanished_peer_fails_after_retry_cnt_plus_one_timeouts() {
+    let mut req = measured();
+    let mut cfg = *req.config();
+    cfg.retry_cnt = 2;
+    req.reset(cfg);
+    let t0 = 1000 * US;
+    req.post(write(1, 4096), &mut |_| panic!()).unwrap();
+    let mut acts = at(&mut req, t0, SEND_ALL);
+    let mut t = t0;
+    while !req.is_error() {
+        let usecs = armed(&acts).expect("timer armed");
+        t += u64::from(usecs) * US;
+        acts = at(&mut req, t, RequesterEvent::RetryTimerExpired);
+        at(&mut req, t, SEND_ALL);
+    }
+    assert_eq!(t - t0, 3 * u64::from(TIMEOUT) * US);
+    assert_eq!(req.counters().timeouts, 3);
+    assert!(acts.contains(&RequesterAction::EnterError {
+        status: CompletionStatus::RetryExceededError
+    }));
+}
+
+#[test]
+fn rtt_samples_come_only_from_packets_sent_once() {
+    let mut req = measured();
+    assert_eq!(req.rtt().samples(), 1);
+    let t0 = 1000 * US;
+    req.post(write(1, 4096), &mut |_| panic!()).unwrap();
+    at(&mut req, t0, SEND_ALL);
+    // The probe resends 107, the packet being timed.
+    at(&mut req, t0 + 200 * US, RequesterEvent::RetryTimerExpired);
+    at(&mut req, t0 + 5000 * US, ack(107));
+    assert_eq!(req.outstanding_wqes(), 0);
+    assert_eq!(
+        req.rtt().samples(),
+        1,
+        "Karn: no sample from a resent packet"
+    );
+    assert_eq!(req.rtt().srtt(), Some(100 * US));
+}
+
+#[test]
+fn a_nak_for_the_same_psn_is_taken_again_after_a_round_trip() {
+    let mut req = measured();
+    let t0 = 1000 * US;
+    req.post(write(1, 4096), &mut |_| panic!()).unwrap();
+    at(&mut req, t0, SEND_ALL);
+    let acts = at(&mut req, t0 + 60 * US, nak(105));
+    assert_eq!(go_backs(&acts), vec![(Psn::new(105), GoBackCause::Nak)]);
+    at(&mut req, t0 + 60 * US, SEND_ALL);
+    // A copy of the NAK within the round trip: the go-back is under way.
+    let acts = at(&mut req, t0 + 100 * US, nak(105));
+    assert!(acts.contains(&RequesterAction::DropResponse {
+        reason: ResponseDropReason::RetryInProgress
+    }));
+    // A round trip after the rewind, the same NAK means 105 was lost again.
+    let acts = at(&mut req, t0 + 170 * US, nak(105));
+    assert_eq!(go_backs(&acts), vec![(Psn::new(105), GoBackCause::Nak)]);
+}
+
+#[test]
+fn a_gap_in_a_read_response_reissues_the_read_at_once() {
+    let mut req = requester(7);
+    req.post(
+        SendWqe {
+            id: 0,
+            op: WqeOp::Read {
+                va: 0x8000,
+                rkey: 9,
+            },
+            length: 4096,
+        },
+        &mut |_| panic!(),
+    )
+    .unwrap();
+    let acts = at(&mut req, 0, SEND_ALL);
+    assert_eq!(tx(&acts).len(), 1);
+    let resp = |psn: u32, position: Position| {
+        RequesterEvent::Response(ResponsePacket {
+            psn: Psn::new(psn),
+            op: ResponseOp::ReadResponse(position),
+            syndrome: (position != Position::Middle).then_some(Syndrome::ACK),
+            payload_len: 1024,
+        })
+    };
+    at(&mut req, 50 * US, resp(100, Position::First));
+    // 101 is lost; 102 shows the gap.
+    let acts = at(&mut req, 52 * US, resp(102, Position::Middle));
+    assert_eq!(go_backs(&acts), vec![(Psn::new(101), GoBackCause::Nak)]);
+    let acts = at(&mut req, 52 * US, SEND_ALL);
+    let reissued = tx(&acts);
+    assert_eq!(reissued.len(), 1);
+    let h = reissued[0].header;
+    assert_eq!(h.op, RequestOp::Read);
+    assert_eq!(h.psn, Psn::new(101));
+    let reth = h.reth.unwrap();
+    assert_eq!((reth.va, reth.len), (0x8000 + 1024, 3072));
+    // 103, already on its way, does not rewind again.
+    let acts = at(&mut req, 53 * US, resp(103, Position::Last));
+    assert!(go_backs(&acts).is_empty());
+}
+
+#[test]
+fn the_expiry_waits_while_packets_are_still_queued_in_this_host() {
+    let mut req = measured();
+    let t0 = 1000 * US;
+    req.post(write(1, 4096), &mut |_| panic!()).unwrap();
+    at(&mut req, t0, SEND_ALL);
+    at(
+        &mut req,
+        t0 + 200 * US,
+        RequesterEvent::LocalQueue { packets: 3 },
+    );
+    let acts = at(&mut req, t0 + 200 * US, RequesterEvent::RetryTimerExpired);
+    assert!(go_backs(&acts).is_empty());
+    assert!(tx(&acts).is_empty());
+    assert_eq!(armed(&acts), Some(200), "counted from now");
+    assert_eq!(req.counters().local_queue_deferrals, 1);
+    // Once they have left, the probe goes.
+    let acts = at(&mut req, t0 + 400 * US, RequesterEvent::RetryTimerExpired);
+    assert_eq!(go_backs(&acts)[0].1, GoBackCause::Probe);
+}
+
+#[test]
+fn packets_in_flight_are_capped_near_the_bandwidth_delay_product() {
+    let mut req = measured();
+    // One sample: 4 packets delivered in one minimal round trip.
+    assert_eq!(req.rtt().bdp_packets(), Some(4));
+    assert_eq!(req.flight_cap(), 16, "at least MIN_FLIGHT");
+    for id in 1..5 {
+        req.post(write(id, 8192), &mut |_| panic!()).unwrap();
+    }
+    let acts = at(&mut req, 1000 * US, SEND_ALL);
+    let sent = tx(&acts);
+    assert_eq!(sent.len(), 16);
+    // AckReq every half cap, and on the packet that fills it.
+    let asks: Vec<usize> = (0..sent.len())
+        .filter(|&i| sent[i].header.ack_req)
+        .collect();
+    assert_eq!(asks, vec![7, 15]);
+}
+
+/// Runs `req` against a peer that never answers, from `t0` until `end`
+/// (ns), firing the retry timer when due; `due` carries the timer's
+/// deadline from one call to the next. Returns the packets sent.
+fn unanswered(req: &mut Requester<8>, due: &mut Option<u64>, t0: u64, end: u64) -> usize {
+    let mut sent = 0;
+    let mut t = t0;
+    let mut acts = at(req, t, SEND_ALL);
+    loop {
+        sent += tx(&acts).len();
+        if let Some(usecs) = armed(&acts) {
+            *due = Some(t + u64::from(usecs) * US);
+        }
+        match *due {
+            Some(d) if d <= end && !req.is_error() => t = d,
+            _ => return sent,
+        }
+        *due = None;
+        acts = at(req, t, RequesterEvent::RetryTimerExpired);
+        acts.extend(at(req, t, SEND_ALL));
+    }
+}
+
+#[test]
+fn after_an_unanswered_qp_timeout_only_the_qp_timeout_resends() {
+    // The first stall probes and goes back on the RTT (the peer may only
+    // have lost a packet); once a whole QP timeout passed without any
+    // answer, the peer is gone or the path is down, and the requester
+    // resends once per QP timeout, as rxe does, until retry_cnt runs out.
+    // (CI's rust/t_rc ns/srq_pingpong: 6 QPs resending to a peer that had
+    // exited, up to 14 packets per QP timeout each, took the whole CPU of
+    // the 1-vCPU guest, and the client never got to exit.)
+    let mut req = measured();
+    let mut cfg = *req.config();
+    cfg.retry_cnt = 6;
+    req.reset(cfg);
+    let t0 = 1000 * US;
+    req.post(write(1, 4096), &mut |_| panic!()).unwrap();
+    let timeout = u64::from(TIMEOUT) * US;
+    let mut due = None;
+    let first = unanswered(&mut req, &mut due, t0, t0 + timeout);
+    assert!(first > 8, "the first stall probes and goes back: {first}");
+    assert_eq!(req.counters().timeouts, 1);
+    let later = unanswered(&mut req, &mut due, t0 + timeout, t0 + 6 * timeout - 1);
+    assert_eq!(req.counters().timeouts, 5, "one expiry per QP timeout");
+    assert_eq!(later, 4 * 4, "each QP timeout resends the 4 packets once");
+    // retry_cnt still ends it after retry_cnt + 1 timeouts.
+    unanswered(&mut req, &mut due, t0 + 6 * timeout - 1, t0 + 7 * timeout);
+    assert!(req.is_error());
+    assert_eq!(req.counters().timeouts, 7);
+}
+
+#[test]
+fn with_infinite_retries_an_unanswered_requester_backs_off() {
+    // retry_cnt 7 (rxe: retry forever) to a peer that is gone: without a
+    // back-off the QP resends its window every QP timeout for ever. The
+    // interval doubles per unanswered timeout up to a second, and the
+    // first answer brings the QP timeout back.
+    let mut req = requester(7);
+    req.post(write(0, 4096), &mut |_| panic!()).unwrap();
+    let minute = 60_000_000 * US;
+    let mut due = None;
+    let sent = unanswered(&mut req, &mut due, 0, minute);
+    assert!(!req.is_error());
+    // One second apart once backed off: about 60 resends of 4 packets
+    // (no back-off: 60 s / 67 ms = 895 timeouts, 3580 packets or more).
+    assert!(sent < 4 * 80, "{sent} packets in a minute");
+    assert!(sent >= 4 * 55, "{sent} packets in a minute");
+    let timeouts = req.counters().timeouts;
+    assert!((55..80).contains(&timeouts), "{timeouts} timeouts");
+    // The peer answers (the ACK of the whole WRITE): the next stall counts
+    // the QP timeout again.
+    let t = minute + 1000 * US;
+    at(&mut req, t, ack(103));
+    assert_eq!(req.outstanding_wqes(), 0);
+    req.post(write(1, 4096), &mut |_| panic!()).unwrap();
+    let before = req.counters().timeouts;
+    let mut due = None;
+    unanswered(&mut req, &mut due, t, t + u64::from(TIMEOUT) * US);
+    assert_eq!(req.counters().timeouts, before + 1, "after one QP timeout");
+}
+
+#[test]
+fn an_early_expiry_after_an_unanswered_timeout_resends_nothing() {
+    // The kernel's timer counts jiffies: it may fire up to a tick before
+    // the deadline the requester computed. Once nothing answers, such an
+    // expiry must not resend ahead of the QP timeout (that would resend
+    // the window twice per timeout).
+    let mut cfg = *requester(6).config();
+    cfg.timer_tick_usecs = 1000;
+    let mut req = Requester::<8>::new(cfg);
+    req.post(write(0, 4096), &mut |_| panic!()).unwrap();
+    let timeout = u64::from(TIMEOUT) * US;
+    let mut due = None;
+    unanswered(&mut req, &mut due, 0, timeout);
+    assert_eq!(req.counters().timeouts, 1);
+    let deadline = due.expect("armed");
+    let t = deadline - 500 * US;
+    let mut early = at(&mut req, t, RequesterEvent::RetryTimerExpired);
+    early.extend(at(&mut req, t, SEND_ALL));
+    assert!(tx(&early).is_empty(), "{early:?}");
+    assert!(armed(&early).is_some());
+    let mut on_time = at(&mut req, deadline, RequesterEvent::RetryTimerExpired);
+    on_time.extend(at(&mut req, deadline, SEND_ALL));
+    assert_eq!(tx(&on_time).len(), 4);
+    assert_eq!(req.counters().timeouts, 2);
+}
