@@ -12,7 +12,8 @@
 # for the process to close its uverbs file before a device goes: 1 and 2
 # must complete (within 40 s) while the traffic process still holds the
 # device, and the process must end by itself (an error completion, a verb
-# failing with EIO, or traffic.py's own stall bound). For 3, the C
+# failing with EIO; not traffic.py's own stall bound, which means the
+# process was told nothing). For 3, the C
 # driver's module is in use while the process runs (modprobe -r refuses
 # at once, measured here): a prompt refusal is accepted, the traffic
 # process is then killed and the unload must complete within 60 s. No wait
@@ -104,6 +105,12 @@ while_traffic() {
         problem "$what" "'$*' took $cmd_at s (over 40 s), the traffic process having ended at $traffic_at s"
     fi
     $refused || note "$what: '$*' returned in $cmd_at s (status $(cat /tmp/td_cmd.rc))"
+    # traffic.py's status 3: it saw neither an error completion nor a
+    # failing verb, only a CQ that stopped (its stall bound ended it).
+    # The device going away must end the process's work visibly.
+    if [ "$(cat /tmp/td_traffic.rc)" = 3 ]; then
+        problem "$what" "the traffic process saw no error, only a stall: $(tail -1 /tmp/td_traffic.out)"
+    fi
     note "$what: the traffic process ended at $traffic_at s (status $(cat /tmp/td_traffic.rc)$($killed && echo ", killed")): $(tail -1 /tmp/td_traffic.out)"
     if $refused; then
         t0=$SECONDS
