@@ -2,7 +2,7 @@
 # drivers (the C driver is the reference: where it fails, that is
 # recorded as "C known failure", not hidden). Each case on a fresh
 # two-namespace set-up with netem loss 5% on both ends of the veth pair
-# and tests/vm/traffic.py (WRITEs and SENDs, rxe0 -> rxe1, one process
+# and tests/vm/teardown_traffic.py (WRITEs and SENDs, rxe0 -> rxe1, one process
 # holding both devices) flowing in the background:
 #   1. `rdma link del rxe0`;
 #   2. netdev removal: `ip link del veth-a` (its veth peer goes with it,
@@ -12,7 +12,7 @@
 # for the process to close its uverbs file before a device goes: 1 and 2
 # must complete (within 40 s) while the traffic process still holds the
 # device, and the process must end by itself (an error completion, a verb
-# failing with EIO; not traffic.py's own stall bound, which means the
+# failing with EIO; not teardown_traffic.py's own stall bound, which means the
 # process was told nothing). For 3, the C
 # driver's module is in use while the process runs (modprobe -r refuses
 # at once, measured here): a prompt refusal is accepted, the traffic
@@ -60,7 +60,7 @@ while_traffic() {
     local what=$1 t0 cmd_at= traffic_at= end killed=false refused=false
     shift
     rm -f /tmp/td_ready /tmp/td_traffic.rc /tmp/td_traffic.pid /tmp/td_cmd.rc
-    ( /usr/bin/python3 "$here/traffic.py" rxe0 "$g0" rxe1 "$g1" /tmp/td_ready 120 \
+    ( /usr/bin/python3 "$here/teardown_traffic.py" rxe0 "$g0" rxe1 "$g1" /tmp/td_ready 120 \
           > /tmp/td_traffic.out 2>&1 &
       echo $! > /tmp/td_traffic.pid
       wait $!
@@ -105,7 +105,7 @@ while_traffic() {
         problem "$what" "'$*' took $cmd_at s (over 40 s), the traffic process having ended at $traffic_at s"
     fi
     $refused || note "$what: '$*' returned in $cmd_at s (status $(cat /tmp/td_cmd.rc))"
-    # traffic.py's status 3: it saw neither an error completion nor a
+    # teardown_traffic.py's status 3: it saw neither an error completion nor a
     # failing verb, only a CQ that stopped (its stall bound ended it).
     # The device going away must end the process's work visibly.
     if [ "$(cat /tmp/td_traffic.rc)" = 3 ]; then

@@ -3,7 +3,7 @@ process opens both ends (DEV_A and DEV_B: rdma devices are shared across
 namespaces), connects two RC QPs and keeps RDMA WRITEs and SENDs in
 flight from A to B until the time is up or something stops it.
 
-    traffic.py DEV_A GID_A DEV_B GID_B READY_FILE [SECONDS]
+    teardown_traffic.py DEV_A GID_A DEV_B GID_B READY_FILE [SECONDS]
 
 Creates READY_FILE once 16 operations have completed (the traffic really
 flows). Polls without ever waiting unbounded: no completion for STALL
