@@ -336,6 +336,7 @@ pub(crate) fn netdev_event(event: NetdevEvent, ndev: &NetDevice) {
     };
     match event {
         NetdevEvent::Unregister => {
+            crate::qp::fail_all_for_removal(&rxe);
             rxe.unregister_queued();
             // The namespace may be going away right after this notifier:
             // give the sockets back now rather than when the queued

@@ -429,6 +429,34 @@ pub(crate) fn destroy(rxe: &RxeDevice, qp: &RxeQp) {
     verbs::return_budget(&rxe.qp_count);
 }
 
+/// The device's netdev is being unregistered: its port is gone for good,
+/// and the device is about to be. Every QP but the GSI QP (ib_mad's, which
+/// the unregistration takes down itself) enters ERROR now, so that the work
+/// requests it holds complete with `WR_FLUSH_ERR` while their owner can
+/// still see them: a process whose device goes away learns it from its CQ
+/// (ib_core destroys the QPs later, in the queued unregistration, and a
+/// destroyed QP completes nothing), as with the C driver, whose requester
+/// fails the QP when it can no longer send.
+pub(crate) fn fail_all_for_removal(rxe: &RxeDevice) {
+    let mut at = 0;
+    while let Some((qpn, qp)) = rxe.qps.next_from(at) {
+        if qp.body.qp_type != QpType::Gsi {
+            let mut guard = qp.body.state.lock();
+            let inner = &mut *guard;
+            let old = inner.attrs.state;
+            if !matches!(old, QpState::Reset | QpState::Err) {
+                inner.attrs.state = QpState::Err;
+                qp.body.set_post_state(QpState::Err);
+                crate::rc::state_changed(rxe, &qp, inner, old);
+            }
+        }
+        let Some(next) = qpn.checked_add(1) else {
+            break;
+        };
+        at = next;
+    }
+}
+
 /// Gives back what [`create`] took when ib_core's part failed after it.
 pub(crate) fn abandon(rxe: &RxeDevice, qpn: u32) {
     rxe.qps.unreserve(qpn);

@@ -13,6 +13,14 @@ and a responder on DEV_B (netdev veth-b in namespace "peer"):
                    flight to a silent peer): no hang, no warning
   atomic_race      two requester QPs, two processes, FETCH_AND_ADD on one
                    remote counter: the final value is the sum
+  retry_peer_gone  the peer vanishes mid-transfer: its namespace ("peer")
+                   is deleted and the responder process in it killed,
+                   with retry_cnt 1 and WRITEs in flight: completions
+                   succeed up to one RETRY_EXC_ERR, the rest WR_FLUSH_ERR,
+                   within (retry_cnt + 1) x timeout plus slack. Needs a
+                   topology where deleting "peer" leaves DEV_A's link up
+                   (t_adversity.sh's routed_namespaces); not in the
+                   default list
 
     adversity.py DEV_A GID_A DEV_B GID_B [CASE...]
 
@@ -27,7 +35,7 @@ from pyverbs.pd import PD
 from pyverbs.cq import CQ
 from pyverbs.mr import MR
 from pyverbs.qp import QP, QPCap, QPInitAttr, QPAttr
-from pyverbs.addr import AHAttr, GlobalRoute
+from pyverbs.addr import AHAttr, GID, GlobalRoute
 from pyverbs.wr import RecvWR, SendWR, SGE
 import pyverbs.enums as e
 
@@ -231,9 +239,79 @@ def case_atomic_race(args):
     return "%d x %d FETCH_AND_ADD from two processes: counter %d" % (workers, adds, total)
 
 
+def responder(dev, gid_index):
+    """The far end of retry_peer_gone, in its own process (in namespace
+    "peer"): prints its QP number, rkey, buffer address and GID, reads the
+    requester's QP number and GID, connects, prints "ready" and waits to
+    be killed."""
+    b = End(dev, gid_index)
+    print(b.qp.qp_num, b.mr.rkey, b.mr.buf, b.gid, flush=True)
+    qpn, gid = sys.stdin.readline().split()
+    b.connect(Peer(int(qpn), GID(gid)))
+    print("ready", flush=True)
+    sys.stdin.readline()
+
+
+def case_retry_peer_gone(args):
+    # timeout 16: 268 ms; retry_cnt 1: two expiries before the error.
+    resp = subprocess.Popen(["ip", "netns", "exec", "peer", sys.executable, os.path.abspath(__file__),
+                             "--responder", args[2], str(args[3])],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        qpn, rkey, addr, gid = resp.stdout.readline().split()
+        a = End(args[0], args[1])
+        a.connect(Peer(int(qpn), GID(gid)), timeout=16, retry_cnt=1)
+        resp.stdin.write("%d %s\n" % (a.qp.qp_num, a.gid))
+        resp.stdin.flush()
+        assert resp.stdout.readline().strip() == "ready", "the responder did not connect"
+
+        def write(i):
+            wr = SendWR(wr_id=i, opcode=e.IBV_WR_RDMA_WRITE, num_sge=1,
+                        sg=[SGE(a.mr.buf, 16384, a.mr.lkey)], send_flags=e.IBV_SEND_SIGNALED)
+            wr.set_wr_rdma(int(rkey), int(addr))
+            a.qp.post_send(wr)
+
+        # 16 KB WRITEs, 4 in flight, until 8 have completed: the transfer runs.
+        posted, wcs = 0, []
+        while len(wcs) < 8:
+            while posted - len(wcs) < 4:
+                write(posted)
+                posted += 1
+            wcs += completions(a.cq, 1, 30)
+        bad = [(wc.wr_id, wc.status) for wc in wcs if wc.status != e.IBV_WC_SUCCESS]
+        assert not bad, "completions before the peer went: %s" % bad
+        subprocess.run(["ip", "netns", "del", "peer"], check=True)
+        resp.kill()
+        resp.wait(timeout=30)
+        # The responder's QP is gone with its process; the transfer goes on.
+        start = time.time()
+        for _ in range(4):
+            write(posted)
+            posted += 1
+        rest = completions(a.cq, posted - len(wcs), 30)
+        took = time.time() - start
+    finally:
+        if resp.poll() is None:
+            resp.kill()
+            resp.wait(timeout=30)
+    got = [(wc.wr_id, wc.status) for wc in rest]
+    ids = [i for i, _ in got]
+    assert ids == list(range(len(wcs), posted)), "completions out of order: %s" % got
+    ok = 0
+    while ok < len(got) and got[ok][1] == e.IBV_WC_SUCCESS:
+        ok += 1
+    want = [e.IBV_WC_RETRY_EXC_ERR] + [e.IBV_WC_WR_FLUSH_ERR] * (len(got) - ok - 1)
+    assert ok < len(got) and [st for _, st in got[ok:]] == want, \
+        "completions after the peer went %s: wanted successes, one RETRY_EXC_ERR, then WR_FLUSH_ERR" % got
+    assert took < 2 * 0.268 + 5, "took %.1f s" % took
+    return "%d WRITEs done, then %d more succeeded, RETRY_EXC_ERR, %d flushed in %.2f s" % (
+        len(wcs), ok, len(got) - ok - 1, took)
+
+
 CASES = {"retry_exhausted": case_retry_exhausted, "rnr_exhausted": case_rnr_exhausted,
          "rnr_late_recv": case_rnr_late_recv, "destroy_armed": case_destroy_armed,
-         "atomic_race": case_atomic_race}
+         "atomic_race": case_atomic_race, "retry_peer_gone": case_retry_peer_gone}
+DEFAULT_CASES = ["retry_exhausted", "rnr_exhausted", "rnr_late_recv", "destroy_armed", "atomic_race"]
 
 
 GID_OF_PEER = [None]
@@ -245,8 +323,11 @@ def main():
         GID_OF_PEER[0] = Context(name=peer_dev).query_gid(port_num=1, index=int(peer_gid_index))
         atomic_worker(dev, int(gid_index), int(rkey), int(addr), int(count), int(cpu))
         return
+    if sys.argv[1] == "--responder":
+        responder(sys.argv[2], int(sys.argv[3]))
+        return
     args = (sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]))
-    for name in sys.argv[5:] or list(CASES):
+    for name in sys.argv[5:] or DEFAULT_CASES:
         start = time.time()
         print("%s: ok, %s (%.1f s)" % (name, CASES[name](args), time.time() - start), flush=True)
 

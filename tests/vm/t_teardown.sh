@@ -1,0 +1,153 @@
+# Teardown while RC traffic runs under loss (issue 11, item 4), on both
+# drivers (the C driver is the reference: where it fails, that is
+# recorded as "C known failure", not hidden). Each case on a fresh
+# two-namespace set-up with netem loss 5% on both ends of the veth pair
+# and tests/vm/teardown_traffic.py (WRITEs and SENDs, rxe0 -> rxe1, one process
+# holding both devices) flowing in the background:
+#   1. `rdma link del rxe0`;
+#   2. netdev removal: `ip link del veth-a` (its veth peer goes with it,
+#      so rxe1 goes too);
+#   3. `modprobe -r rdma_rxe`.
+# Both drivers have a disassociate_ucontext hook, so ib_core does not wait
+# for the process to close its uverbs file before a device goes: 1 and 2
+# must complete (within 40 s) while the traffic process still holds the
+# device, and the process must end by itself (an error completion, a verb
+# failing with EIO; not teardown_traffic.py's own stall bound, which means the
+# process was told nothing). For 3, the C
+# driver's module is in use while the process runs (modprobe -r refuses
+# at once, measured here): a prompt refusal is accepted, the traffic
+# process is then killed and the unload must complete within 60 s. No wait
+# is unbounded: should a teardown not return while the process runs, the
+# process is killed and the teardown must then complete in bounded time. After each case the module must unload; the
+# suite checks the kernel log of the whole test (oops, WARN, hung task,
+# KASAN...) and, after each driver's tests, kmemleak.
+. "$(dirname "$0")/lib.sh"
+
+/usr/bin/python3 -c "import pyverbs" 2>/dev/null || fail "python3-pyverbs missing"
+here=$(dirname "$0")
+bad=0
+
+netem_both() { # netem arguments
+    tc qdisc add dev veth-a root netem "$@" &&
+        ip netns exec peer tc qdisc add dev veth-b root netem "$@"
+}
+
+set_up() {
+    rxe_load || fail "$1: modprobe"
+    two_namespaces || fail "$1: two-namespace set-up"
+    netem_both loss 5% || fail "$1: netem"
+}
+
+traffic_ended() { test -s /tmp/td_traffic.rc; }
+cmd_ended() { test -s /tmp/td_cmd.rc; }
+
+# problem CASE TEXT: a failure on our driver, a known failure on C.
+problem() {
+    if [ "$RXE_DRIVER" = c ]; then
+        note "C known failure: $1: $2"
+    else
+        note "FAILED: $1: $2"
+        bad=1
+    fi
+}
+
+# while_traffic CASE COMMAND...: starts the traffic, waits until it flows,
+# runs COMMAND in the background and watches both for up to 40 s. With
+# refusal_ok=true, COMMAND may refuse at once while the traffic runs (the
+# C driver's module is in use while a process holds its device): then the
+# traffic process is killed and COMMAND must succeed within 60 s.
+while_traffic() {
+    local what=$1 t0 cmd_at= traffic_at= end killed=false refused=false
+    shift
+    rm -f /tmp/td_ready /tmp/td_traffic.rc /tmp/td_traffic.pid /tmp/td_cmd.rc
+    ( /usr/bin/python3 "$here/teardown_traffic.py" rxe0 "$g0" rxe1 "$g1" /tmp/td_ready 120 \
+          > /tmp/td_traffic.out 2>&1 &
+      echo $! > /tmp/td_traffic.pid
+      wait $!
+      echo $? > /tmp/td_traffic.rc ) &
+    if ! wait_for 90 test -e /tmp/td_ready; then
+        cat /tmp/td_traffic.out >&2
+        fail "$what: the traffic did not start"
+    fi
+    sleep 1
+    note "$what: traffic flowing; requester counters $(counters rxe0)"
+    t0=$SECONDS
+    ( timeout -k 5 150 "$@" > /tmp/td_cmd.out 2>&1; echo $? > /tmp/td_cmd.rc ) &
+    end=$((t0 + 40))
+    while [ $SECONDS -lt $end ]; do
+        [ -n "$cmd_at" ] || ! cmd_ended || cmd_at=$((SECONDS - t0))
+        [ -n "$traffic_at" ] || ! traffic_ended || traffic_at=$((SECONDS - t0))
+        [ -z "$cmd_at" ] || [ -z "$traffic_at" ] || break
+        # A refusal: no use waiting for the traffic to end by itself.
+        [ -z "$cmd_at" ] || [ "$(cat /tmp/td_cmd.rc)" = 0 ] || break
+        sleep 0.5
+    done
+    if [ -n "$cmd_at" ] && [ "$(cat /tmp/td_cmd.rc)" != 0 ]; then
+        refused=true
+        note "$what: '$*' refused in $cmd_at s while the traffic ran (status $(cat /tmp/td_cmd.rc): $(
+            tr '\n' ' ' < /tmp/td_cmd.out)); module refcnt $(cat /sys/module/rdma_rxe/refcnt 2>/dev/null)"
+        ${refusal_ok:-false} || problem "$what" "'$*' failed while the traffic ran"
+    fi
+    if [ -z "$traffic_at" ]; then
+        if $refused && ${refusal_ok:-false}; then
+            note "$what: killing the traffic process"
+        else
+            problem "$what" "the traffic process had not ended $((SECONDS - t0)) s after '$*': killed"
+        fi
+        kill -KILL "$(cat /tmp/td_traffic.pid)" 2>/dev/null
+        killed=true
+        wait_for 30 traffic_ended || fail "$what: the traffic process did not die when killed"
+        traffic_at=$((SECONDS - t0))
+    fi
+    if [ -z "$cmd_at" ]; then
+        wait_for 60 cmd_ended || fail "$what: '$*' did not return within 60 s after the traffic process ended (a hang)"
+        cmd_at=$((SECONDS - t0))
+        problem "$what" "'$*' took $cmd_at s (over 40 s), the traffic process having ended at $traffic_at s"
+    fi
+    $refused || note "$what: '$*' returned in $cmd_at s (status $(cat /tmp/td_cmd.rc))"
+    # teardown_traffic.py's status 3: it saw neither an error completion nor a
+    # failing verb, only a CQ that stopped (its stall bound ended it).
+    # The device going away must end the process's work visibly.
+    if [ "$(cat /tmp/td_traffic.rc)" = 3 ]; then
+        problem "$what" "the traffic process saw no error, only a stall: $(tail -1 /tmp/td_traffic.out)"
+    fi
+    note "$what: the traffic process ended at $traffic_at s (status $(cat /tmp/td_traffic.rc)$($killed && echo ", killed")): $(tail -1 /tmp/td_traffic.out)"
+    if $refused; then
+        t0=$SECONDS
+        expect "$what: '$*' succeeds within 60 s once the traffic process is gone" wait_for 60 "$@"
+        note "$what: '$*' succeeded $((SECONDS - t0)) s after the traffic process ended"
+    fi
+}
+
+counters() { # DEV: the requester's transport counters that show loss
+    rdma statistic show link "$1/1" 2>/dev/null | tr ' ' '\n' | paste - - |
+        grep -E '^(rcvd_seq_err|completer_retry_err|retry_exceeded_err)\s' |
+        tr '\t' '=' | tr '\n' ' '
+}
+
+module_unloads() {
+    expect "$1: the module unloads" wait_for 30 rxe_unload
+}
+
+# 1.
+set_up "1 rdma link del"
+while_traffic "1 rdma link del" rdma link del rxe0
+expect "1: rxe0 gone" wait_for 20 sh -c "! rdma link show rxe0/1"
+two_namespaces_down
+module_unloads 1
+
+# 2.
+set_up "2 netdev removal"
+while_traffic "2 netdev removal" ip link del veth-a
+expect "2: rxe0 gone" wait_for 20 sh -c "! rdma link show rxe0/1"
+expect "2: rxe1 gone" wait_for 20 sh -c "! ip netns exec peer rdma link show rxe1/1"
+two_namespaces_down
+module_unloads 2
+
+# 3.
+set_up "3 module unload"
+refusal_ok=true while_traffic "3 module unload" modprobe -r rdma_rxe
+expect "3: the module is gone" wait_for 20 sh -c "! test -e /sys/module/rdma_rxe"
+two_namespaces_down
+
+[ $bad = 0 ] || fail "teardown under traffic"
