@@ -141,7 +141,9 @@ run_pair() {
         # retried once, saying so; ours never is.
         echo "C known flake: $name stalled ($why), retried once"
         selected=$((selected - 1))
-        c_retried=1 run_pair "$name" "$t" "$chk" "${server[@]}" -- "${client[@]}"
+        # The same commands, so the same port: wait for that one to listen
+        # (the port counter has moved on; the first server is gone).
+        c_retried=1 listen_port=$lport run_pair "$name" "$t" "$chk" "${server[@]}" -- "${client[@]}"
         return
     fi
     if $ok; then
