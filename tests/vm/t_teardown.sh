@@ -35,6 +35,11 @@ netem_both() { # netem arguments
 set_up() {
     rxe_load || fail "$1: modprobe"
     two_namespaces || fail "$1: two-namespace set-up"
+    # Resolve both neighbours first: modify_qp to RTR resolves the peer's
+    # MAC with a bounded wait, which a slow guest that just re-made its
+    # links can miss (the C driver's case 2 once failed with ETIMEDOUT).
+    wait_for 30 ping -c 1 -W 2 10.0.0.2 || fail "$1: ping 10.0.0.2"
+    wait_for 30 ip netns exec peer ping -c 1 -W 2 10.0.0.1 || fail "$1: ping 10.0.0.1"
     netem_both loss 5% || fail "$1: netem"
 }
 
