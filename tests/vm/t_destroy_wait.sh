@@ -114,16 +114,25 @@ print("destroy_qp took %.1f s" % took, flush=True)
 assert took < 30, "destroy_qp took %.1f s" % took
 for end_ in (a, b):
     end_.ctx.close()
-print("contexts closed")
+print("contexts closed", flush=True)
 EOF
 
 rm -f /tmp/destroy_wait.rc
 ( /usr/bin/python3 /tmp/destroy_wait.py "$g0" "$g1" > /tmp/destroy_wait.out 2>&1
   echo $? > /tmp/destroy_wait.rc ) &
 py=$!
-# A destroy that waits for the packets without bound never returns (D
-# state, SIGKILL does not help): then free the packets, so that the test
-# fails instead of hanging the suite.
+# Only the destroy is bounded, not Python's start-up and the set-up before
+# it (minutes when the machine is busy, under emulation). A destroy that
+# waits for the packets without bound never returns (D state, SIGKILL does
+# not help): then free the packets, so that the test fails instead of
+# hanging the suite.
+posted() { grep -q "WRITEs posted" /tmp/destroy_wait.out || test -s /tmp/destroy_wait.rc; }
+if ! wait_for 900 posted; then
+    cat /tmp/destroy_wait.out >&2
+    ip link set veth-a down
+    kill $py 2>/dev/null
+    fail "the set-up before the destroy did not finish in 900 s"
+fi
 if ! wait_for 90 test -s /tmp/destroy_wait.rc; then
     cat /tmp/destroy_wait.out >&2
     ip link set veth-a down
