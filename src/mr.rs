@@ -152,13 +152,15 @@ fn registration_error(e: AccessError) -> Error {
 }
 
 /// Allocates a region with fresh keys, publishes it in the key table and
-/// returns it. `memory` is dropped (unpinned) if this fails.
+/// returns it. `memory` builds what the region covers once its key is known
+/// (a fast-registration region's state holds it); whatever it captures is
+/// dropped (user memory unpinned) if this fails.
 fn register(
     rxe: &RxeDevice,
     pd: usize,
     access: u32,
     extent: Extent,
-    memory: MrMemory,
+    memory: impl FnOnce(MemKey) -> Result<MrMemory>,
 ) -> Result<Pin<KBox<RxeMr>>> {
     verbs::take_budget(&rxe.mrs, crate::params::MAX_MR)?;
     let index = match rxe.keys.reserve(1, MR_INDEX_MAX) {
@@ -176,15 +178,17 @@ fn register(
         access,
         extent,
     };
-    let mr = KBox::pin_init(
-        pin_init!(RxeMr {
-            ibmr: IbMr::new(key.0, key.0),
-            keys,
-            memory,
-            uses <- UseCount::new(),
-        }),
-        GFP_KERNEL,
-    );
+    let mr = memory(key).and_then(|memory| {
+        KBox::pin_init(
+            pin_init!(RxeMr {
+                ibmr: IbMr::new(key.0, key.0),
+                keys,
+                memory,
+                uses <- UseCount::new(),
+            }),
+            GFP_KERNEL,
+        )
+    });
     let published = mr.and_then(|mr| {
         // SAFETY: The region is pinned in its box, which `dereg_mr` frees
         // only after removing it from the table and draining its uses.
@@ -202,7 +206,7 @@ fn register(
 /// device does not advertise a local DMA lkey).
 pub(crate) fn get_dma_mr(rxe: &RxeDevice, pd: usize, access: u32) -> Result<Pin<KBox<RxeMr>>> {
     let access = access::check_registration_access(access).map_err(registration_error)?;
-    register(rxe, pd, access, Extent::Whole, MrMemory::Dma)
+    register(rxe, pd, access, Extent::Whole, |_| Ok(MrMemory::Dma))
 }
 
 /// `reg_user_mr`: pins the user range and registers it.
@@ -231,7 +235,7 @@ pub(crate) fn reg_user_mr(
         iova: req.iova,
         length: req.length,
     };
-    register(rxe, pd, access, extent, memory)
+    register(rxe, pd, access, extent, |_| Ok(memory))
 }
 
 /// `dereg_mr`: unpublishes the region, waits for its last use, then frees
@@ -260,59 +264,26 @@ pub(crate) fn alloc_mr(rxe: &RxeDevice, pd: usize, max_num_sg: u32) -> Result<Pi
         page_shift: kernel::page::PAGE_SHIFT as u32,
         length: 0,
     };
-    verbs::take_budget(&rxe.mrs, crate::params::MAX_MR)?;
-    let index = match rxe.keys.reserve(1, MR_INDEX_MAX) {
-        Ok(index) => index,
-        Err(e) => {
-            verbs::return_budget(&rxe.mrs);
-            return Err(e);
-        }
-    };
-    let key = MemKey::new(index, random_key8());
-    let fast = KBox::pin_init(
-        pin_init!(FastMr {
-            state <- new_spinlock_irq!(
-                FastMrState {
-                    reg: FastReg::new(key, pd),
-                    live,
-                    staged,
-                },
-                "FastMr::state"
-            ),
-            staging: AtomicPtr::new(core::ptr::null_mut()),
-        }),
-        GFP_KERNEL,
-    );
     // The table entry's own keys admit nothing: every access to a
     // fast-registration region is decided by its `FastReg`.
-    let keys = RegionKeys {
-        lkey: key,
-        rkey: key,
-        pd,
-        access: 0,
-        extent: Extent::Range { iova: 0, length: 0 },
-    };
-    let mr = fast.and_then(|fast| {
-        KBox::pin_init(
-            pin_init!(RxeMr {
-                ibmr: IbMr::new(key.0, key.0),
-                keys,
-                memory: MrMemory::Fast(fast),
-                uses <- UseCount::new(),
+    let extent = Extent::Range { iova: 0, length: 0 };
+    register(rxe, pd, 0, extent, |key| {
+        let fast = KBox::pin_init(
+            pin_init!(FastMr {
+                state <- new_spinlock_irq!(
+                    FastMrState {
+                        reg: FastReg::new(key, pd),
+                        live,
+                        staged,
+                    },
+                    "FastMr::state"
+                ),
+                staging: AtomicPtr::new(core::ptr::null_mut()),
             }),
             GFP_KERNEL,
-        )
-    });
-    let published = mr.and_then(|mr| {
-        // SAFETY: As in `register`.
-        unsafe { rxe.keys.publish(index, &mr) }?;
-        Ok(mr)
-    });
-    if published.is_err() {
-        rxe.keys.unreserve(index);
-        verbs::return_budget(&rxe.mrs);
-    }
-    published
+        )?;
+        Ok(MrMemory::Fast(fast))
+    })
 }
 
 /// IB_WR_REG_MR, executed in send-queue order by a QP in `qp_pd`:
