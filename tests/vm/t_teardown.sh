@@ -139,9 +139,15 @@ while_traffic() {
 }
 
 counters() { # DEV: the requester's transport counters that show loss
-    rdma statistic show link "$1/1" 2>/dev/null | tr ' ' '\n' | paste - - |
-        grep -E '^(rcvd_seq_err|completer_retry_err|retry_exceeded_err)\s' |
-        tr '\t' '=' | tr '\n' ' '
+    local name= word line=
+    for word in $(rdma statistic show link "$1/1" 2>/dev/null); do
+        if [ -z "$name" ]; then name=$word; continue; fi
+        case $name in
+            rcvd_seq_err|completer_retry_err|retry_exceeded_err) line+="$name=$word " ;;
+        esac
+        name=
+    done
+    echo "$line"
 }
 
 module_unloads() {
