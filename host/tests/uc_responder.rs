@@ -114,7 +114,11 @@ fn an_in_order_send_is_placed_and_completed_without_any_ack() {
     let mut all = Vec::new();
     let mut last = send(12, Position::Last, 100);
     last.ack_req = true; // a peer may set it: UC still sends nothing
-    for p in [send(10, Position::First, 256), send(11, Position::Middle, 256), last] {
+    for p in [
+        send(10, Position::First, 256),
+        send(11, Position::Middle, 256),
+        last,
+    ] {
         all.extend(resp_step(&mut resp, &p, &mut env));
     }
     no_acks(&all);
@@ -198,14 +202,22 @@ fn a_write_with_a_bad_rkey_is_dropped_and_the_qp_stays_usable() {
         rkey: MR_RKEY + 1,
         ..range(300)
     };
-    let a = resp_step(&mut resp, &write(10, Position::First, 256, Some(bad)), &mut env);
+    let a = resp_step(
+        &mut resp,
+        &write(10, Position::First, 256, Some(bad)),
+        &mut env,
+    );
     no_acks(&a);
     assert!(placed_at(&a).is_empty());
     assert!(dropped(&a).is_some());
     assert!(!resp.is_error());
     let b = resp_step(&mut resp, &write(11, Position::Last, 44, None), &mut env);
     assert!(placed_at(&b).is_empty());
-    let c = resp_step(&mut resp, &write(12, Position::Only, 16, Some(range(16))), &mut env);
+    let c = resp_step(
+        &mut resp,
+        &write(12, Position::Only, 16, Some(range(16))),
+        &mut env,
+    );
     no_acks(&c);
     assert_eq!(
         placed_at(&c),
