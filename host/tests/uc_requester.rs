@@ -262,3 +262,29 @@ fn end_to_end_a_lost_packet_loses_its_message_and_only_that_one() {
         "two receives used, none lost to the dropped message"
     );
 }
+
+#[test]
+fn a_send_with_invalidate_on_uc_fails_the_qp_instead_of_vanishing() {
+    let mut req = uc_requester();
+    post(
+        &mut req,
+        SendWqe {
+            id: 5,
+            op: WqeOp::Send {
+                imm: None,
+                invalidate_rkey: Some(0x77),
+            },
+            length: 8,
+        },
+    );
+    let a = req_step(&mut req, RequesterEvent::Transmit { budget: 8 });
+    assert!(transmits(&a).is_empty());
+    assert_eq!(
+        completions(&a)
+            .iter()
+            .map(|c| (c.wqe_id, c.status))
+            .collect::<Vec<_>>(),
+        vec![(5, CompletionStatus::LocalQpOperationError)]
+    );
+    assert!(req.is_error());
+}

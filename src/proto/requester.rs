@@ -335,8 +335,8 @@ struct TimedPacket {
 /// SEND and WRITE WQEs as on RC, but nothing answers it: a WQE completes
 /// once its last packet is handed to the network (as in rxe), no AckReq
 /// is set, no timer runs, the PSN window does not hold it back, and
-/// responses are ignored. READ and atomics do not exist on UC: one fails
-/// the QP with `LOC_QP_OP_ERR`, as in rxe.
+/// responses are ignored. READ, atomics and SEND with invalidate do not
+/// exist on UC: one fails the QP with `LOC_QP_OP_ERR`, as in rxe.
 #[derive(Debug)]
 pub struct Requester<const N: usize> {
     config: RequesterConfig,
@@ -429,10 +429,14 @@ impl<const N: usize> Requester<N> {
 
     /// A UC QP's requester in RTS with the given attributes.
     pub fn new_unreliable(config: RequesterConfig) -> Self {
-        Requester {
-            unreliable: true,
-            ..Self::new(config)
-        }
+        let mut requester = Self::new(config);
+        requester.make_unreliable();
+        requester
+    }
+
+    /// Makes this requester a UC QP's, in place (it may be large).
+    pub fn make_unreliable(&mut self) {
+        self.unreliable = true;
     }
 
     /// Starts over with `config` (RTS after RESET), in place: the replay
@@ -648,7 +652,15 @@ impl<const N: usize> Requester<N> {
             let Some(head) = self.buffer.get(self.send_index) else {
                 break;
             };
-            if head.wqe.op.is_read_or_atomic() {
+            // UC has no READ, atomic or SEND with invalidate on the wire.
+            let uc_op = match head.wqe.op {
+                WqeOp::Send {
+                    invalidate_rkey, ..
+                } => invalidate_rkey.is_none(),
+                WqeOp::Write { .. } => true,
+                WqeOp::Read { .. } | WqeOp::Atomic(_) => false,
+            };
+            if !uc_op {
                 self.fail(CompletionStatus::LocalQpOperationError, out);
                 break;
             }

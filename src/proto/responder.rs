@@ -293,10 +293,14 @@ impl<const R: usize> Responder<R> {
 
     /// A UC QP's responder in RTR with the given attributes.
     pub fn new_unreliable(config: ResponderConfig) -> Self {
-        Responder {
-            unreliable: true,
-            ..Self::new(config)
-        }
+        let mut responder = Self::new(config);
+        responder.make_unreliable();
+        responder
+    }
+
+    /// Makes this responder a UC QP's, in place.
+    pub fn make_unreliable(&mut self) {
+        self.unreliable = true;
     }
 
     /// Starts over with `config` (RTR after RESET), in place; a UC
