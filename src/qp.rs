@@ -5,8 +5,8 @@
 //! `modify_qp` through ib_core's state table and rxe's attribute rules,
 //! `query_qp`, and destruction.
 //!
-//! RC, UD and the kernel's GSI QP (QP number 1, which ib_mad creates for
-//! the port) are created; UC is refused with `EOPNOTSUPP`.
+//! RC, UC, UD and the kernel's GSI QP (QP number 1, which ib_mad creates
+//! for the port) are created.
 //!
 //! Locking: `QpBody::state` is a [`SpinLockBh`]: the data path runs in
 //! softirq (receive, timers) and in process context (the doorbell), and no
@@ -257,7 +257,7 @@ pub(crate) fn create(
         return Err(EOPNOTSUPP);
     }
     let qp_type = match QpType::from_raw(req.qp_type) {
-        Some(t @ (QpType::Rc | QpType::Ud)) => t,
+        Some(t @ (QpType::Rc | QpType::Uc | QpType::Ud)) => t,
         // Only ib_mad creates the GSI QP.
         Some(QpType::Gsi) if udata.is_none() => QpType::Gsi,
         Some(QpType::Gsi) => return Err(EINVAL),
@@ -336,7 +336,7 @@ pub(crate) fn create(
     };
     let src_port = udp_source_port(0, qpn, 0);
     let sq_sig_all = req.sq_sig_all;
-    let (rc, tx_link) = match RcState::new().and_then(|rc| Ok((rc, TxLink::new()?))) {
+    let (rc, tx_link) = match RcState::new(qp_type).and_then(|rc| Ok((rc, TxLink::new()?))) {
         Ok(made) => made,
         Err(e) => {
             rxe.qps.unreserve(qpn);

@@ -52,6 +52,53 @@ fn rc_request_opcodes_round_trip() {
 }
 
 #[test]
+fn uc_request_opcodes_round_trip() {
+    let mut n = 0;
+    for op in Opcode::ALL {
+        if op.transport() != Transport::Uc || !op.is_request() {
+            continue;
+        }
+        let bth = Bth {
+            opcode: op.as_u8(),
+            psn: Psn::new(9),
+            ..Bth::default()
+        };
+        let headers = RequestHeaders {
+            reth: Some(Reth {
+                va: 1,
+                rkey: 2,
+                len: 3,
+            }),
+            imm: op.has_immediate().then_some(ImmDt { imm: 5 }),
+            ..RequestHeaders::default()
+        };
+        let pkt = RequestPacket::from_headers(op, &bth, &headers, 0).unwrap();
+        assert_eq!(pkt.opcode_on(Transport::Uc), Some(op), "{op:?}");
+        assert_ne!(pkt.opcode(), Some(op), "{op:?} is not an RC opcode");
+        n += 1;
+    }
+    assert_eq!(n, 12);
+    // UC has no READ and no SEND with invalidate.
+    let read = RequestPacket::from_headers(
+        Opcode::RcRdmaReadRequest,
+        &Bth::default(),
+        &RequestHeaders::default(),
+        0,
+    )
+    .unwrap();
+    assert_eq!(read.opcode_on(Transport::Uc), None);
+    let mut inv = RequestPacket::from_headers(
+        Opcode::UcSendOnly,
+        &Bth::default(),
+        &RequestHeaders::default(),
+        0,
+    )
+    .unwrap();
+    inv.invalidate_rkey = Some(1);
+    assert_eq!(inv.opcode_on(Transport::Uc), None);
+}
+
+#[test]
 fn responses_translate() {
     let bth = Bth {
         opcode: Opcode::RcRdmaReadResponseMiddle.as_u8(),

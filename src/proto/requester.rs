@@ -328,11 +328,20 @@ struct TimedPacket {
     dropped: bool,
 }
 
-/// One RC QP's requester and completer. `N` bounds the send queue (the
-/// replay buffer).
+/// One RC or UC QP's requester and completer. `N` bounds the send queue
+/// (the replay buffer).
+///
+/// A UC requester ([`Requester::new_unreliable`]) numbers and splits
+/// SEND and WRITE WQEs as on RC, but nothing answers it: a WQE completes
+/// once its last packet is handed to the network (as in rxe), no AckReq
+/// is set, no timer runs, the PSN window does not hold it back, and
+/// responses are ignored. READ, atomics and SEND with invalidate do not
+/// exist on UC: one fails the QP with `LOC_QP_OP_ERR`, as in rxe.
 #[derive(Debug)]
 pub struct Requester<const N: usize> {
     config: RequesterConfig,
+    /// UC: no acknowledgement, retransmission or timer.
+    unreliable: bool,
     buffer: ReplayBuffer<N>,
     /// Next PSN to transmit (`req.psn`).
     psn: Psn,
@@ -385,6 +394,7 @@ impl<const N: usize> Requester<N> {
     pub fn new(config: RequesterConfig) -> Self {
         Requester {
             config,
+            unreliable: false,
             buffer: ReplayBuffer::new(),
             psn: config.sq_psn,
             psn_high: config.sq_psn,
@@ -417,8 +427,21 @@ impl<const N: usize> Requester<N> {
         }
     }
 
+    /// A UC QP's requester in RTS with the given attributes.
+    pub fn new_unreliable(config: RequesterConfig) -> Self {
+        let mut requester = Self::new(config);
+        requester.make_unreliable();
+        requester
+    }
+
+    /// Makes this requester a UC QP's, in place (it may be large).
+    pub fn make_unreliable(&mut self) {
+        self.unreliable = true;
+    }
+
     /// Starts over with `config` (RTS after RESET), in place: the replay
-    /// buffer is emptied without building a new one (it is large).
+    /// buffer is emptied without building a new one (it is large). A UC
+    /// requester stays one.
     pub fn reset(&mut self, config: RequesterConfig) {
         self.buffer.clear();
         self.config = config;
@@ -575,6 +598,16 @@ impl<const N: usize> Requester<N> {
     /// Processes one event (at the time last given to
     /// [`Requester::step_at`], if ever).
     pub fn step(&mut self, event: RequesterEvent, out: &mut impl ActionSink<RequesterAction>) {
+        if self.unreliable {
+            match event {
+                RequesterEvent::Transmit { budget } => self.transmit_unreliable(budget, out),
+                RequesterEvent::Response(_) => out.push(RequesterAction::DropResponse {
+                    reason: ResponseDropReason::Unexpected,
+                }),
+                _ => {}
+            }
+            return;
+        }
         match event {
             RequesterEvent::LocalQueue { packets } => self.local_queued = packets,
             RequesterEvent::Transmit { budget } => self.transmit(budget, out),
@@ -609,6 +642,39 @@ impl<const N: usize> Requester<N> {
         if sent > 0 && !self.retry_armed {
             self.start_stall();
             self.arm_retry(out);
+        }
+    }
+
+    /// UC: sends up to `budget` packets; a WQE completes after its last.
+    fn transmit_unreliable(&mut self, budget: u32, out: &mut impl ActionSink<RequesterAction>) {
+        let mut sent = 0;
+        while sent < budget && !self.error {
+            let Some(head) = self.buffer.get(self.send_index) else {
+                break;
+            };
+            // UC has no READ, atomic or SEND with invalidate on the wire.
+            let uc_op = match head.wqe.op {
+                WqeOp::Send {
+                    invalidate_rkey, ..
+                } => invalidate_rkey.is_none(),
+                WqeOp::Write { .. } => true,
+                WqeOp::Read { .. } | WqeOp::Atomic(_) => false,
+            };
+            if !uc_op {
+                self.fail(CompletionStatus::LocalQpOperationError, out);
+                break;
+            }
+            let Some(pkt) = self.next_packet() else {
+                break;
+            };
+            let ends = pkt.header.position.ends();
+            self.emit(pkt, out);
+            sent += 1;
+            if ends {
+                // Nothing acknowledges it: done once handed to the network.
+                self.comp_psn = self.psn;
+                self.complete_head(CompletionStatus::Success, None, out);
+            }
         }
     }
 
@@ -649,7 +715,7 @@ impl<const N: usize> Requester<N> {
             return None;
         }
         let cap = self.flight_cap();
-        if !self.probing && self.psn.distance_from(self.comp_psn) >= cap {
+        if !self.unreliable && !self.probing && self.psn.distance_from(self.comp_psn) >= cap {
             return None;
         }
         let mtu = self.config.mtu;
@@ -737,7 +803,7 @@ impl<const N: usize> Requester<N> {
         // packet that fills it, so that ACKs keep the window moving.
         let every = self.config.ack_req_every.min((cap / 2).max(1));
         let fills = self.clocked && psn.add(psn_used).distance_from(self.comp_psn) >= cap;
-        if ends || self.noack_pkts >= every || fills || self.probing {
+        if !self.unreliable && (ends || self.noack_pkts >= every || fills || self.probing) {
             header.ack_req = true;
             self.noack_pkts = 0;
         }

@@ -243,10 +243,25 @@ const ACCESS: Fatal = Fatal {
     status: CompletionStatus::RemoteAccessError,
 };
 
-/// One RC QP's responder. `R` bounds the responder-resource ring.
+/// One RC or UC QP's responder. `R` bounds the responder-resource ring.
+///
+/// A UC responder ([`Responder::new_unreliable`]) runs the same reassembly,
+/// checks and placement, but never answers: no ACK, NAK or RNR NAK. A PSN
+/// other than the expected one, or any packet after one was dropped, drops
+/// the rest of the message until a FIRST or ONLY packet starts a new one at
+/// the PSN it carries (IBTA 9.7.5.1.5, as rxe); an error drops the message
+/// and the QP stays usable; a receive WQE taken by a SEND dropped half way
+/// is filled again by the next message that needs one.
 #[derive(Debug)]
 pub struct Responder<const R: usize> {
     config: ResponderConfig,
+    /// UC: nothing is ever sent back.
+    unreliable: bool,
+    /// UC: drop packets until a FIRST or ONLY starts a message.
+    drop_message: bool,
+    /// UC: the capacity of a receive WQE taken by a SEND that was dropped
+    /// half way, not completed, to be filled by the next message.
+    held_receive: Option<u32>,
     expected_psn: Psn,
     ack_psn: Psn,
     msn: u32,
@@ -262,6 +277,9 @@ impl<const R: usize> Responder<R> {
     pub fn new(config: ResponderConfig) -> Self {
         Responder {
             config,
+            unreliable: false,
+            drop_message: false,
+            held_receive: None,
             expected_psn: config.rq_psn,
             ack_psn: config.rq_psn,
             msn: 0,
@@ -273,9 +291,24 @@ impl<const R: usize> Responder<R> {
         }
     }
 
-    /// Starts over with `config` (RTR after RESET), in place.
+    /// A UC QP's responder in RTR with the given attributes.
+    pub fn new_unreliable(config: ResponderConfig) -> Self {
+        let mut responder = Self::new(config);
+        responder.make_unreliable();
+        responder
+    }
+
+    /// Makes this responder a UC QP's, in place.
+    pub fn make_unreliable(&mut self) {
+        self.unreliable = true;
+    }
+
+    /// Starts over with `config` (RTR after RESET), in place; a UC
+    /// responder stays one.
     pub fn reset(&mut self, config: ResponderConfig) {
         self.config = config;
+        self.drop_message = false;
+        self.held_receive = None;
         self.expected_psn = config.rq_psn;
         self.ack_psn = config.rq_psn;
         self.msn = 0;
@@ -345,6 +378,10 @@ impl<const R: usize> Responder<R> {
             });
             return;
         }
+        if self.unreliable {
+            self.step_unreliable(pkt, env, out);
+            return;
+        }
         // Stage 1: the three-way PSN check.
         let diff = pkt.psn.diff(self.expected_psn);
         if diff > 0 {
@@ -359,6 +396,53 @@ impl<const R: usize> Responder<R> {
         if let Err(fatal) = self.in_order(pkt, env, out) {
             self.fail(pkt.psn, fatal, out);
         }
+    }
+
+    /// A UC packet: the PSN check resynchronises on a message start, and
+    /// any failure drops the message instead of answering.
+    fn step_unreliable(
+        &mut self,
+        pkt: &RequestPacket,
+        env: &mut impl ResponderEnv,
+        out: &mut impl ActionSink<ResponderAction>,
+    ) {
+        if pkt.psn != self.expected_psn || self.drop_message {
+            self.abandon_message();
+            if !pkt.position.starts() {
+                self.drop_message = true;
+                self.counters.out_of_seq_dropped += 1;
+                out.push(ResponderAction::Drop {
+                    reason: DropReason::OutOfSeqRequest,
+                });
+                return;
+            }
+            self.drop_message = false;
+            self.expected_psn = pkt.psn;
+        }
+        let mut dropped = false;
+        let result = self.in_order(pkt, env, &mut |a: ResponderAction| {
+            dropped |= matches!(a, ResponderAction::Drop { .. });
+            out.push(a);
+        });
+        if result.is_err() {
+            out.push(ResponderAction::Drop {
+                reason: DropReason::Invalid,
+            });
+            dropped = true;
+        }
+        if dropped {
+            self.abandon_message();
+            self.drop_message = true;
+        }
+    }
+
+    /// UC: forgets the message in progress; a receive WQE it took is kept
+    /// for the next message.
+    fn abandon_message(&mut self) {
+        if let Message::Send { capacity, .. } = self.message {
+            self.held_receive = Some(capacity);
+        }
+        self.message = Message::Idle;
     }
 
     /// A PSN after the expected one: one NAK naming `expected_psn`, then drops.
@@ -533,15 +617,29 @@ impl<const R: usize> Responder<R> {
         }
     }
 
-    /// Asks for a receive WQE; `None` means an RNR NAK was sent.
+    /// Takes a receive WQE for the message starting (the one a dropped UC
+    /// message left, else the head of the RQ, consumed); `None` means there
+    /// is none: an RNR NAK was sent (RC) or the message is dropped (UC).
     fn take_receive_wqe(
         &mut self,
         pkt: &RequestPacket,
         env: &mut impl ResponderEnv,
         out: &mut impl ActionSink<ResponderAction>,
     ) -> Option<u32> {
+        if let Some(capacity) = self.held_receive.take() {
+            return Some(capacity);
+        }
         match env.receive_wqe() {
-            Some(capacity) => Some(capacity),
+            Some(capacity) => {
+                out.push(ResponderAction::ConsumeReceiveWqe);
+                Some(capacity)
+            }
+            None if self.unreliable => {
+                out.push(ResponderAction::Drop {
+                    reason: DropReason::ReceiverNotReady,
+                });
+                None
+            }
             None => {
                 self.counters.send_rnr_err += 1;
                 out.push(ResponderAction::SendAck {
@@ -571,7 +669,6 @@ impl<const R: usize> Responder<R> {
                 let Some(capacity) = self.take_receive_wqe(pkt, env, out) else {
                     return Ok(());
                 };
-                out.push(ResponderAction::ConsumeReceiveWqe);
                 self.message = Message::Send {
                     offset: 0,
                     capacity,
@@ -650,7 +747,6 @@ impl<const R: usize> Responder<R> {
             if self.take_receive_wqe(pkt, env, out).is_none() {
                 return Ok(());
             }
-            out.push(ResponderAction::ConsumeReceiveWqe);
         }
         if pkt.payload_len > 0 {
             out.push(ResponderAction::Place {
@@ -754,7 +850,7 @@ impl<const R: usize> Responder<R> {
     fn advance(&mut self, pkt: &RequestPacket, out: &mut impl ActionSink<ResponderAction>) {
         self.expected_psn = pkt.psn.next();
         self.ack_psn = self.expected_psn;
-        if should_ack(pkt) {
+        if !self.unreliable && should_ack(pkt) {
             out.push(ResponderAction::SendAck {
                 psn: pkt.psn,
                 syndrome: Syndrome::ACK,

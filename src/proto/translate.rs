@@ -75,6 +75,12 @@ impl RequestPacket {
 
     /// The RC opcode that carries this request, if there is one.
     pub fn opcode(&self) -> Option<Opcode> {
+        self.opcode_on(Transport::Rc)
+    }
+
+    /// The opcode of `transport` (RC or UC) that carries this request, if
+    /// there is one (UC has no READ, atomic or SEND with invalidate).
+    pub fn opcode_on(&self, transport: Transport) -> Option<Opcode> {
         let family = match (self.op, self.atomic) {
             (RequestOp::Send, _) => OpFamily::Send,
             (RequestOp::Write, _) => OpFamily::Write,
@@ -102,7 +108,7 @@ impl RequestPacket {
         } else {
             OpSuffix::Plain
         };
-        Opcode::for_request(Transport::Rc, family, self.position, suffix)
+        Opcode::for_request(transport, family, self.position, suffix)
     }
 
     /// The RETH to put on the wire.

@@ -33,7 +33,7 @@ use crate::{
         aeth::RnrTimer,
         packet::Packet,
         psn::Psn,
-        qp_attr::{Network, QpAttrs, QpState},
+        qp_attr::{Network, QpAttrs, QpState, QpType},
         requester::{Requester, RequesterConfig},
         responder::{replies::ReplyQueue, AccessFlags, Responder, ResponderConfig},
         transport::{CompletionStatus, Mtu},
@@ -125,9 +125,15 @@ impl RcState {
     /// one frame the three took 18 KB of a kernel stack that has 16 KB
     /// without KASAN (the benchmark kernel double-faulted at the first RC
     /// QP). `scripts/check-stack.sh` bounds the frames.
-    pub(crate) fn new() -> Result<KBox<RcState>> {
-        let requester = boxed_requester()?;
-        let responder = boxed_responder()?;
+    ///
+    /// A UC QP's machines never acknowledge nor wait for acknowledgements.
+    pub(crate) fn new(qp_type: QpType) -> Result<KBox<RcState>> {
+        let mut requester = boxed_requester()?;
+        let mut responder = boxed_responder()?;
+        if qp_type == QpType::Uc {
+            requester.make_unreliable();
+            responder.make_unreliable();
+        }
         let mut posted = KVVec::with_capacity(SQ_WINDOW, GFP_KERNEL)?;
         for _ in 0..SQ_WINDOW {
             posted.push(None, GFP_KERNEL)?;

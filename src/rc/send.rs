@@ -21,6 +21,7 @@ use crate::{
     proto::{
         access::Invalidation,
         headers::{Ieth, ImmDt},
+        opcode::Transport,
         packet::ExtHeaders,
         qp_attr::{QpState, QpType},
         requester::{GoBackCause, RequesterAction, RequesterCounters, RequesterEvent},
@@ -357,7 +358,12 @@ fn run(
                 return;
             };
             let h = &tx.header;
-            let Some(opcode) = h.opcode() else {
+            let transport = if qp.body.qp_type == QpType::Uc {
+                Transport::Uc
+            } else {
+                Transport::Rc
+            };
+            let Some(opcode) = h.opcode_on(transport) else {
                 return;
             };
             // The SE bit goes on the last packet of a solicited SEND or

@@ -215,6 +215,11 @@ run_topology() {
     # driver then fails a WRITE with status 9 (REM_INV_REQ) in both
     # topologies: a bug of its retransmission path, not what this checks.
     pt ib_write_bw_q16        "$T" ib_write_bw -q 16 -n 5 -u 20
+    # UC: SENDs without ACKs; 64 KiB at path MTU 1024 is 64 packets a
+    # message, and a lost one would lose the message (lossless here).
+    pp uc_pingpong_s4096      "$T" ibv_uc_pingpong -c -s 4096 -n 20
+    pp uc_pingpong_s64k       "$T" ibv_uc_pingpong -c -s 65536 -m 1024 -n 10
+    pp uc_pingpong_events     "$T" ibv_uc_pingpong -c -s 4096 -e -n 20
     # UD: a send is one packet, up to the port MTU (4096 here).
     pp ud_pingpong            "$T" ibv_ud_pingpong -c -s 1024 -n 100
     pp ud_pingpong_s4096      "$T" ibv_ud_pingpong -c -s 4096 -n 100
