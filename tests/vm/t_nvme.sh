@@ -1,6 +1,6 @@
 #!/bin/bash
 # NVMe over RDMA on the driver (issue 14 item 5): an nvmet target (a
-# file-backed namespace, port trtype rdma, ipv4, 4420) on rxe0's address
+# memory-backed null_blk namespace, port trtype rdma, ipv4, 4420) on rxe0's address
 # and `nvme connect -t rdma` to it from the same host. nvmet-rdma and
 # nvme-rdma make their rdma_cm IDs in the initial namespace, so both ends
 # are here and the traffic takes rxe's loopback path. Every I/O buffer is
@@ -17,11 +17,16 @@ command -v fio >/dev/null || fail "fio missing"
 mib=${1:-256}
 nqn=rxe-rs-test
 cfg=/sys/kernel/config/nvmet
-img=/tmp/nvmet-$RXE_DRIVER.img
+bdev=/dev/nullb0
 
 one_device
 mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
 expect "nvmet, nvmet-rdma, nvme-rdma load" modprobe -a nvmet nvmet-rdma nvme-rdma
+# A file namespace in the guest's /tmp came up with LBA data size 0 (the
+# host skipped it); null_blk keeps what is written (memory_backed) and
+# allocates it as it is written.
+expect "null_blk, 1 GiB, memory-backed" modprobe null_blk nr_devices=1 memory_backed=1 gb=1 bs=4096
+wait_for 10 test -b "$bdev" || fail "no $bdev"
 
 teardown() {
     nvme disconnect -n "$nqn" >/dev/null 2>&1
@@ -29,16 +34,15 @@ teardown() {
     rmdir "$cfg/ports/1" 2>/dev/null
     [ -e "$cfg/subsystems/$nqn/namespaces/1/enable" ] && echo 0 > "$cfg/subsystems/$nqn/namespaces/1/enable"
     rmdir "$cfg/subsystems/$nqn/namespaces/1" "$cfg/subsystems/$nqn" 2>/dev/null
-    rm -f "$img" /tmp/nvme-pattern /tmp/nvme-readback
+    rm -f /tmp/nvme-pattern /tmp/nvme-readback
     true
 }
 
-# The target: one namespace backed by a file in the guest's memory.
-expect "namespace image" truncate -s $((mib + 64))M "$img"
+# The target: one namespace on the null_blk device.
 mkdir "$cfg/subsystems/$nqn" || fail "nvmet subsystem"
 echo 1 > "$cfg/subsystems/$nqn/attr_allow_any_host"
 mkdir "$cfg/subsystems/$nqn/namespaces/1"
-echo -n "$img" > "$cfg/subsystems/$nqn/namespaces/1/device_path"
+echo -n "$bdev" > "$cfg/subsystems/$nqn/namespaces/1/device_path"
 echo 1 > "$cfg/subsystems/$nqn/namespaces/1/enable" || fail "nvmet namespace enable"
 mkdir "$cfg/ports/1"
 echo rdma > "$cfg/ports/1/addr_trtype"
@@ -93,6 +97,6 @@ fi
 note "counters: $(rdma statistic show link rxe0/1 | tr ' ' '\n' | paste - - | awk '$2 ~ /^[1-9]/ { printf "%s=%s ", $1, $2 }')"
 expect "nvme disconnect" nvme disconnect -n "$nqn"
 teardown
-expect "nvme-rdma, nvmet-rdma, nvmet unload" modprobe -r nvme-rdma nvmet-rdma nvmet
+expect "nvme-rdma, nvmet-rdma, nvmet, null_blk unload" modprobe -r nvme-rdma nvmet-rdma nvmet null_blk
 expect "rdma link del" rdma link del rxe0
 [ $bad = 0 ] || fail "NVMe over RDMA"
