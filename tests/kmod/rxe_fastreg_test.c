@@ -73,6 +73,8 @@ struct fr_test {
 	u8 *rbuf;
 	u64 rdma;
 	u32 len;
+	/* Both QPs' first PSN, new for every connection. */
+	u32 psn;
 };
 
 static int fr_result = -ENODEV;
@@ -198,17 +200,10 @@ guard:
 	return -EIO;
 }
 
-static int fr_modify(struct fr_test *t, struct ib_qp *qp, u32 dest_qpn, bool reset)
+static int fr_modify(struct fr_test *t, struct ib_qp *qp, u32 dest_qpn)
 {
 	struct ib_qp_attr attr = {};
 	int ret;
-
-	if (reset) {
-		attr.qp_state = IB_QPS_RESET;
-		ret = ib_modify_qp(qp, &attr, IB_QP_STATE);
-		if (ret)
-			return ret;
-	}
 
 	attr.qp_state = IB_QPS_INIT;
 	attr.pkey_index = 0;
@@ -224,7 +219,7 @@ static int fr_modify(struct fr_test *t, struct ib_qp *qp, u32 dest_qpn, bool res
 	attr.qp_state = IB_QPS_RTR;
 	attr.path_mtu = IB_MTU_1024;
 	attr.dest_qp_num = dest_qpn;
-	attr.rq_psn = 100;
+	attr.rq_psn = t->psn;
 	attr.max_dest_rd_atomic = 1;
 	attr.min_rnr_timer = 12;
 	attr.ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
@@ -239,7 +234,7 @@ static int fr_modify(struct fr_test *t, struct ib_qp *qp, u32 dest_qpn, bool res
 
 	memset(&attr, 0, sizeof(attr));
 	attr.qp_state = IB_QPS_RTS;
-	attr.sq_psn = 100;
+	attr.sq_psn = t->psn;
 	attr.timeout = 14;
 	/* A NAK (remote access error) is final whatever the retry count. */
 	attr.retry_cnt = 7;
@@ -250,14 +245,34 @@ static int fr_modify(struct fr_test *t, struct ib_qp *qp, u32 dest_qpn, bool res
 			    IB_QP_MAX_QP_RD_ATOMIC);
 }
 
-/* Connects a and b to each other; with `reset`, from whatever state they are in. */
+static int fr_reset(struct ib_qp *qp)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_RESET };
+
+	return ib_modify_qp(qp, &attr, IB_QP_STATE);
+}
+
+/*
+ * Connects a and b to each other; with `reset`, from whatever state they
+ * are in: both are reset first and the wire given time to empty, and
+ * every connection starts at a new PSN, so that a packet of the last one
+ * still under way is not taken for the new one's (c/t_fastreg once
+ * failed that way: a late NAK of the last connection failed the new one
+ * and the C driver refused b's next modify with EINVAL).
+ */
 static int fr_connect(struct fr_test *t, bool reset)
 {
-	int ret;
+	int ret = 0;
 
-	ret = fr_modify(t, t->a, t->b->qp_num, reset);
-	if (!ret)
-		ret = fr_modify(t, t->b, t->a->qp_num, reset);
+	if (reset) {
+		ret = fr_reset(t->a);
+		ret = ret ?: fr_reset(t->b);
+		msleep(200);
+		fr_drain_cq(t);
+	}
+	t->psn = (t->psn + 0x1000) & 0xffffff;
+	ret = ret ?: fr_modify(t, t->a, t->b->qp_num);
+	ret = ret ?: fr_modify(t, t->b, t->a->qp_num);
 	if (ret)
 		pr_err(TAG "connect: %d\n", ret);
 	fr_drain_cq(t);
