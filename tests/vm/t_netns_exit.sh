@@ -65,7 +65,9 @@ hold_qp() {
     ( "${in[@]}" /usr/bin/python3 /tmp/netns_hold.py > /tmp/netns_hold.out 2>&1
       echo $? > /tmp/netns_hold.rc ) &
     holder=$!
-    wait_for 60 test -e /tmp/netns_ready || { cat /tmp/netns_hold.out >&2; fail "QP holder did not start"; }
+    # Python's start-up alone takes 15 s or more in a busy guest under TCG.
+    wait_for 600 sh -c "test -e /tmp/netns_ready || test -s /tmp/netns_hold.rc"
+    test -e /tmp/netns_ready || { cat /tmp/netns_hold.out >&2; fail "QP holder did not start"; }
     note "$(cat /tmp/netns_hold.out)"
 }
 
