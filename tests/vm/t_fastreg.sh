@@ -27,6 +27,11 @@ fastreg() { # DESCRIPTION PARAMS...
     if insmod "$ko" dev=rxe0 gid_index="$g0" "$@"; then
         rmmod rxe_fastreg_test
         note "ok: $what ($((SECONDS - start)) s): $(dmesg | tail -n +$((before + 1)) | grep -o 'rxe_fastreg_test: PASS.*')"
+        # A QP that went to ERROR by itself after it was reset.
+        if dmesg | tail -n +$((before + 1)) | grep -q 'rxe_fastreg_test: connect retried'; then
+            [ "$RXE_DRIVER" = c ] || fail "$what: a reset QP refused INIT (connect retried)"
+            note "C driver known failure: a QP reset after a failed request went to ERROR by itself and refused INIT (EINVAL); connected on the second try"
+        fi
     else
         dmesg | tail -n +$((before + 1)) | grep rxe_fastreg_test | sed 's/^/    /'
         fail "$what"
