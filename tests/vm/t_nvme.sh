@@ -6,15 +6,17 @@
 # are here and the traffic takes rxe's loopback path. Every I/O buffer is
 # registered with IB_WR_REG_MR and invalidated (LOCAL_INV, or the target's
 # SEND_WITH_INV), so this is fast registration under a real ULP. Checks:
-# 256 MiB written and read back byte for byte (O_DIRECT), then fio random
-# writes at queue depth 16 verified with crc32c; disconnect, target
+# MIB MiB written and read back byte for byte (O_DIRECT), then fio random
+# writes at queue depth 16 verified with crc32c (each step bounded: a
+# stalled transport fails, not hangs); disconnect, target
 # removed, modules unloaded; the suite checks the kernel log and kmemleak.
-#   t_nvme.sh [MIB]   the sequential size (default 256)
+#   t_nvme.sh [MIB]   the sequential size (default 32: the C driver took
+#                     over 20 minutes for 256 MiB under TCG, unfinished)
 . "$(dirname "$0")/lib.sh"
 
 command -v nvme >/dev/null || fail "nvme-cli missing"
 command -v fio >/dev/null || fail "fio missing"
-mib=${1:-256}
+mib=${1:-32}
 nqn=rxe-rs-test
 cfg=/sys/kernel/config/nvmet
 bdev=/dev/nullb0
@@ -73,9 +75,9 @@ note "ok: connected in $((SECONDS - start)) s: $dev ($(cat /sys/class/nvme/*/tra
 bad=0
 head -c "${mib}M" /dev/urandom > /tmp/nvme-pattern
 start=$SECONDS
-if dd if=/tmp/nvme-pattern of="$dev" bs=1M oflag=direct status=none; then
+if timeout 600 dd if=/tmp/nvme-pattern of="$dev" bs=1M oflag=direct status=none; then
     w=$((SECONDS - start)); start=$SECONDS
-    if dd if="$dev" of=/tmp/nvme-readback bs=1M count="$mib" iflag=direct status=none &&
+    if timeout 600 dd if="$dev" of=/tmp/nvme-readback bs=1M count="$mib" iflag=direct status=none &&
         cmp /tmp/nvme-pattern /tmp/nvme-readback; then
         note "ok: $mib MiB written in $w s and read back identical in $((SECONDS - start)) s"
     else
@@ -87,9 +89,9 @@ fi
 rm -f /tmp/nvme-pattern /tmp/nvme-readback
 start=$SECONDS
 if timeout 600 fio --name=rand --filename="$dev" --rw=randwrite --bs=4k --iodepth=16 \
-    --ioengine=libaio --direct=1 --size=32M --verify=crc32c --do_verify=1 \
+    --ioengine=libaio --direct=1 --size=8M --verify=crc32c --do_verify=1 \
     --output=/tmp/fio.out > /dev/null 2>&1 && ! grep -q "err= *[1-9]" /tmp/fio.out; then
-    note "ok: fio 4 KiB random writes, queue depth 16, 32 MiB verified (crc32c) in $((SECONDS - start)) s: $(grep -o 'IOPS=[^,]*' /tmp/fio.out | head -2 | tr '\n' ' ')"
+    note "ok: fio 4 KiB random writes, queue depth 16, 8 MiB verified (crc32c) in $((SECONDS - start)) s: $(grep -o 'IOPS=[^,]*' /tmp/fio.out | head -2 | tr '\n' ' ')"
 else
     sed 's/^/    /' /tmp/fio.out | tail -20
     note "FAILED: fio random writes with verify"; bad=1
