@@ -81,6 +81,7 @@ fn table(timeout_usecs: u32, outstanding: usize) -> Vec<(Loss, TwinResult, f64)>
         Loss::AckOnly(0.05),
         Loss::Tail(0.1),
         Loss::Retransmissions(0.01, 0.25),
+        Loss::Reorder(0.25, 2_000_000),
     ] {
         let r = total(cfg(loss));
         let ratio = row(&loss.describe(), &r, base);

@@ -69,6 +69,10 @@ pub enum Loss {
     /// The peer vanishes after this many messages completed: nothing gets
     /// through in either direction from then on.
     Vanish(usize),
+    /// Nothing lost, but as netem's `delay D reorder P`: in both
+    /// directions every packet is held back by `.1` ns but a fraction `.0`
+    /// of them, which overtake the held ones.
+    Reorder(f64, u64),
 }
 
 impl Loss {
@@ -84,6 +88,7 @@ impl Loss {
                 format!("random {:.1}% + resends {:.0}%", p * 100.0, q * 100.0)
             }
             Loss::Vanish(n) => format!("peer gone after {n}"),
+            Loss::Reorder(p, d) => format!("reorder {:.0}% ({} us)", p * 100.0, d / 1000),
         }
     }
 }
@@ -235,7 +240,7 @@ impl Lossy {
             return true;
         }
         match loss {
-            Loss::None | Loss::Vanish(_) => false,
+            Loss::None | Loss::Vanish(_) | Loss::Reorder(..) => false,
             Loss::Random(p) => self.rng.chance(p),
             Loss::Bursty(p, burst) => {
                 // Good -> bad with p / (burst (1 - p)), bad -> good with
@@ -255,6 +260,16 @@ impl Lossy {
             Loss::Retransmissions(p, q) => {
                 self.rng.chance(p) || (dir == 0 && retransmit && self.rng.chance(q))
             }
+        }
+    }
+}
+
+impl Lossy {
+    /// The extra delay of a packet that is not lost.
+    fn delay(&mut self, loss: Loss) -> u64 {
+        match loss {
+            Loss::Reorder(p, d) if !self.rng.chance(p) => d,
+            _ => 0,
         }
     }
 }
@@ -444,7 +459,8 @@ pub fn run(cfg: &TwinConfig) -> TwinResult {
                 host.departing = false;
                 let (h, retransmit) = host.local.pop_front().expect("queued");
                 if !lossy.lost(cfg.loss, 0, h.position.ends(), retransmit) {
-                    q.at(now + ONE_WAY_NS, Ev::ToResponder(h));
+                    let delay = lossy.delay(cfg.loss);
+                    q.at(now + ONE_WAY_NS + delay, Ev::ToResponder(h));
                 }
                 host.kick_departure(&mut q, now);
                 if host.blocked && (host.local.len() as u32) < TX_INFLIGHT_LOW {
@@ -474,7 +490,8 @@ pub fn run(cfg: &TwinConfig) -> TwinResult {
                     let start = now.max(host.link_free[1]);
                     host.link_free[1] = start + HEADER_BYTES * 1000 / BYTES_PER_US;
                     if !lossy.lost(cfg.loss, 1, false, false) {
-                        q.at(host.link_free[1] + ONE_WAY_NS, Ev::ToRequester(p));
+                        let delay = lossy.delay(cfg.loss);
+                        q.at(host.link_free[1] + ONE_WAY_NS + delay, Ev::ToRequester(p));
                     }
                 }
             }
