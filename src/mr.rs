@@ -219,6 +219,13 @@ pub(crate) fn reg_user_mr(
     if req.length == 0 || req.iova.checked_add(req.length - 1).is_none() {
         return Err(EINVAL);
     }
+    // rxe refuses FLUSH_PERSISTENT (EINVAL) on pages that are not persistent
+    // memory; this driver cannot tell persistent memory apart, so it
+    // promises persistence on no user region (a FLUSH asking for it then
+    // fails its key check).
+    if access & crate::abi::values::access::FLUSH_PERSISTENT != 0 {
+        return Err(EINVAL);
+    }
     let umem = Umem::pin(rxe, req.start, req.length, access)?;
     let pages = umem.pages()?;
     let first_page_offset = req.start & ((1 << PAGE_SHIFT) - 1);

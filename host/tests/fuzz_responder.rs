@@ -91,6 +91,8 @@ fn responder_survives_arbitrary_packets() {
                 remote_read: rng.chance(0.9),
                 remote_write: rng.chance(0.9),
                 remote_atomic: rng.chance(0.9),
+                flush_global: rng.chance(0.9),
+                flush_persistent: rng.chance(0.9),
             },
         });
         let mut env = Env::new(16 * 1024);

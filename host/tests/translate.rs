@@ -1,6 +1,6 @@
 //! Parsed headers to machine inputs and back: every RC request opcode
 //! round-trips through `RequestPacket`.
-use rxe_proto::proto::headers::{AtomicEth, Bth, Ieth, ImmDt, Reth};
+use rxe_proto::proto::headers::{AtomicEth, Bth, Feth, Ieth, ImmDt, Reth};
 use rxe_proto::proto::opcode::{OpFamily, Opcode, Transport};
 use rxe_proto::proto::psn::Psn;
 use rxe_proto::proto::requester::{ResponseOp, ResponsePacket};
@@ -34,21 +34,67 @@ fn rc_request_opcodes_round_trip() {
             }),
             imm: op.has_immediate().then_some(ImmDt { imm: 5 }),
             ieth: op.has_invalidate().then_some(Ieth { rkey: 6 }),
+            feth: (op.family() == OpFamily::Flush).then_some(Feth {
+                selectivity: 1,
+                placement: 2,
+            }),
+            atomic_write: (op.family() == OpFamily::AtomicWrite).then_some(0x1122),
         };
         let pkt = RequestPacket::from_headers(op, &bth, &headers, 0).unwrap();
         assert_eq!(pkt.psn, Psn::new(77));
-        if matches!(op.family(), OpFamily::Flush | OpFamily::AtomicWrite) {
-            assert_eq!(pkt.op, RequestOp::Unsupported);
-            continue;
-        }
         assert_eq!(pkt.opcode(), Some(op), "{op:?}");
-        if matches!(op.family(), OpFamily::CompareSwap | OpFamily::FetchAdd) {
-            let a = pkt.atomic_header().unwrap();
-            assert_eq!((a.va, a.rkey, a.swap_add), (8, 9, 10));
+        match op.family() {
+            OpFamily::CompareSwap | OpFamily::FetchAdd => {
+                let a = pkt.atomic_header().unwrap();
+                assert_eq!((a.va, a.rkey, a.swap_add), (8, 9, 10));
+            }
+            OpFamily::AtomicWrite => {
+                // The target from the RETH, the value from the payload; no
+                // AtomicETH on the wire.
+                assert_eq!(pkt.op, RequestOp::AtomicWrite);
+                assert_eq!(pkt.atomic_write_value(), Some(0x1122));
+                assert_eq!(pkt.atomic_header(), None);
+                let a = pkt.atomic.unwrap();
+                assert_eq!((a.va, a.rkey), (1, 2));
+            }
+            OpFamily::Flush => {
+                assert_eq!(
+                    pkt.op,
+                    RequestOp::Flush {
+                        placement: 2,
+                        selectivity: 1
+                    }
+                );
+                assert_eq!(
+                    pkt.flush_header(),
+                    Some(Feth {
+                        selectivity: 1,
+                        placement: 2
+                    })
+                );
+            }
+            _ => assert_eq!(pkt.flush_header(), None),
         }
         n += 1;
     }
-    assert_eq!(n, 17);
+    assert_eq!(n, 19);
+}
+
+#[test]
+fn flush_and_atomic_write_without_their_headers_are_unsupported() {
+    let plain = RequestHeaders {
+        reth: Some(Reth {
+            va: 8,
+            rkey: 2,
+            len: 8,
+        }),
+        ..RequestHeaders::default()
+    };
+    for op in [Opcode::RcFlush, Opcode::RcAtomicWrite] {
+        let pkt = RequestPacket::from_headers(op, &Bth::default(), &plain, 8).unwrap();
+        assert_eq!(pkt.op, RequestOp::Unsupported, "{op:?}");
+        assert_eq!(pkt.opcode(), None);
+    }
 }
 
 #[test]

@@ -26,6 +26,8 @@ fn uc_responder(psn: u32) -> Responder<4> {
             remote_read: false,
             remote_write: true,
             remote_atomic: false,
+            flush_global: false,
+            flush_persistent: false,
         },
     })
 }

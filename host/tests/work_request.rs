@@ -166,24 +166,6 @@ fn local_and_uncarried_operations_are_told_apart() {
     }
     let unsupported = [
         posted(
-            WrOpcode::AtomicWrite,
-            SendOp::AtomicWrite {
-                remote: TARGET,
-                value: [0; 8],
-            },
-            8,
-        ),
-        posted(
-            WrOpcode::Flush,
-            SendOp::Flush {
-                remote: TARGET,
-                length: 1,
-                flush_type: 1,
-                level: 0,
-            },
-            0,
-        ),
-        posted(
             WrOpcode::RdmaReadWithInv,
             SendOp::Read {
                 remote: TARGET,
@@ -213,4 +195,52 @@ fn local_and_uncarried_operations_are_told_apart() {
             "{p:?}"
         );
     }
+}
+
+#[test]
+fn atomic_write_and_flush_become_transport_work() {
+    let aw = posted(
+        WrOpcode::AtomicWrite,
+        SendOp::AtomicWrite {
+            remote: TARGET,
+            value: 0x0102_0304_0506_0708u64.to_ne_bytes(),
+        },
+        8,
+    );
+    let w = requester_wqe(7, &aw).unwrap();
+    assert_eq!(w.length, 8);
+    assert_eq!(
+        w.op,
+        WqeOp::Atomic(AtomicArgs {
+            va: TARGET.addr,
+            rkey: TARGET.rkey,
+            op: AtomicOp::Write {
+                value: 0x0102_0304_0506_0708
+            },
+        })
+    );
+    assert!(w.op.is_read_or_atomic() && w.op.answered_by_empty_read_response());
+    let flush = posted(
+        WrOpcode::Flush,
+        SendOp::Flush {
+            remote: TARGET,
+            length: 4096,
+            flush_type: 1,
+            level: 0,
+        },
+        0,
+    );
+    let w = requester_wqe(8, &flush).unwrap();
+    assert_eq!(w.length, 0);
+    assert_eq!(
+        w.op,
+        WqeOp::Flush {
+            va: TARGET.addr,
+            rkey: TARGET.rkey,
+            len: 4096,
+            placement: 1,
+            selectivity: 0,
+        }
+    );
+    assert!(w.op.is_read_or_atomic() && w.op.answered_by_empty_read_response());
 }

@@ -36,14 +36,47 @@ pub enum WqeOp {
         /// Remote key.
         rkey: u32,
     },
-    /// ATOMIC_CMP_AND_SWP or ATOMIC_FETCH_AND_ADD (8 bytes).
+    /// ATOMIC_CMP_AND_SWP or ATOMIC_FETCH_AND_ADD (8 bytes), or
+    /// ATOMIC_WRITE ([`crate::proto::transport::AtomicOp::Write`]).
     Atomic(AtomicArgs),
+    /// FLUSH of `len` bytes at `va` (or of the whole region, by
+    /// `selectivity`).
+    Flush {
+        /// Remote virtual address.
+        va: u64,
+        /// Remote key.
+        rkey: u32,
+        /// Bytes to flush (the RETH's length).
+        len: u32,
+        /// Placement type bits.
+        placement: u8,
+        /// Selectivity level.
+        selectivity: u8,
+    },
 }
 
 impl WqeOp {
-    /// Whether this needs an rd_atomic credit (READ and atomics).
+    /// Whether this is answered by a response that only the responder's
+    /// resources can replay (READ, atomics, ATOMIC_WRITE, FLUSH): it needs
+    /// an rd_atomic credit, and a plain ACK does not complete it.
     pub const fn is_read_or_atomic(&self) -> bool {
-        matches!(self, WqeOp::Read { .. } | WqeOp::Atomic(_))
+        matches!(
+            self,
+            WqeOp::Read { .. } | WqeOp::Atomic(_) | WqeOp::Flush { .. }
+        )
+    }
+
+    /// Whether a zero-length READ RESPONSE ONLY answers it (ATOMIC_WRITE
+    /// and FLUSH).
+    pub const fn answered_by_empty_read_response(&self) -> bool {
+        matches!(
+            self,
+            WqeOp::Flush { .. }
+                | WqeOp::Atomic(AtomicArgs {
+                    op: crate::proto::transport::AtomicOp::Write { .. },
+                    ..
+                })
+        )
     }
 }
 
@@ -64,7 +97,7 @@ impl SendWqe {
     /// response packet for READ, one for an atomic.
     pub fn packets(&self, mtu: Mtu) -> u32 {
         match self.op {
-            WqeOp::Atomic(_) => 1,
+            WqeOp::Atomic(_) | WqeOp::Flush { .. } => 1,
             _ => mtu.packets(self.length),
         }
     }

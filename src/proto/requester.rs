@@ -53,7 +53,8 @@ use crate::proto::psn::Psn;
 use crate::proto::replay::{ReplayBuffer, ReplayBufferFull, SendWqe, WqeOp};
 use crate::proto::rtt::RttEstimate;
 use crate::proto::transport::{
-    packet_position, ActionSink, CompletionStatus, Mtu, RemoteRange, RequestOp, RequestPacket,
+    packet_position, ActionSink, AtomicArgs, AtomicOp, CompletionStatus, Mtu, RemoteRange,
+    RequestOp, RequestPacket,
 };
 
 /// A retry count that never runs out (`retry_cnt` and `rnr_retry` of 7).
@@ -658,7 +659,7 @@ impl<const N: usize> Requester<N> {
                     invalidate_rkey, ..
                 } => invalidate_rkey.is_none(),
                 WqeOp::Write { .. } => true,
-                WqeOp::Read { .. } | WqeOp::Atomic(_) => false,
+                WqeOp::Read { .. } | WqeOp::Atomic(_) | WqeOp::Flush { .. } => false,
             };
             if !uc_op {
                 self.fail(CompletionStatus::LocalQpOperationError, out);
@@ -791,9 +792,40 @@ impl<const N: usize> Requester<N> {
                 });
                 psn_used = mtu.packets(resid);
             }
+            WqeOp::Atomic(
+                args @ AtomicArgs {
+                    op: AtomicOp::Write { .. },
+                    ..
+                },
+            ) => {
+                // The value goes as the 8-byte payload, the target in a RETH.
+                header.op = RequestOp::AtomicWrite;
+                header.atomic = Some(args);
+                header.reth = Some(RemoteRange {
+                    va: args.va,
+                    rkey: args.rkey,
+                    len: 8,
+                });
+                header.payload_len = 8;
+                psn_used = 1;
+            }
             WqeOp::Atomic(args) => {
                 header.op = RequestOp::Atomic;
                 header.atomic = Some(args);
+                psn_used = 1;
+            }
+            WqeOp::Flush {
+                va,
+                rkey,
+                len,
+                placement,
+                selectivity,
+            } => {
+                header.op = RequestOp::Flush {
+                    placement,
+                    selectivity,
+                };
+                header.reth = Some(RemoteRange { va, rkey, len });
                 psn_used = 1;
             }
         }
@@ -841,7 +873,7 @@ impl<const N: usize> Requester<N> {
                 let offset = (k * u64::from(mtu.bytes())).min(u64::from(head.wqe.length));
                 let offset = u32::try_from(offset).unwrap_or(0);
                 self.send_offset = match head.wqe.op {
-                    WqeOp::Atomic(_) => 0,
+                    WqeOp::Atomic(_) | WqeOp::Flush { .. } => 0,
                     WqeOp::Read { .. } => offset.min(head.read_received),
                     _ => offset,
                 };
@@ -1087,6 +1119,17 @@ impl<const N: usize> Requester<N> {
         } else {
             !position.starts()
         };
+        if head.wqe.op.answered_by_empty_read_response() {
+            // ATOMIC_WRITE and FLUSH: one empty READ RESPONSE ONLY.
+            if !aeth_ok || position != Position::Only || pkt.payload_len != 0 || !restart {
+                self.drop_response(ResponseDropReason::Malformed, out);
+                return;
+            }
+            self.comp_psn = pkt.psn.next();
+            self.reload_retry_counters();
+            self.complete_head(CompletionStatus::Success, None, out);
+            return;
+        }
         if !matches!(head.wqe.op, WqeOp::Read { .. }) || !aeth_ok || !sequence_ok {
             self.drop_response(ResponseDropReason::Malformed, out);
             return;
@@ -1138,7 +1181,11 @@ impl<const N: usize> Requester<N> {
             return;
         };
         let aeth_ok = matches!(pkt.syndrome, Some(s) if s.is_ack());
-        if !matches!(head.wqe.op, WqeOp::Atomic(_)) || !aeth_ok || pkt.psn != head.first_psn {
+        if !matches!(head.wqe.op, WqeOp::Atomic(_))
+            || head.wqe.op.answered_by_empty_read_response()
+            || !aeth_ok
+            || pkt.psn != head.first_psn
+        {
             self.drop_response(ResponseDropReason::Malformed, out);
             return;
         }

@@ -27,7 +27,8 @@ use crate::proto::aeth::{NakCode, RnrTimer, Syndrome};
 use crate::proto::opcode::Position;
 use crate::proto::psn::Psn;
 use crate::proto::transport::{
-    msn_next, ActionSink, AtomicArgs, CompletionStatus, Mtu, RemoteAccess, RemoteRange,
+    msn_next, ActionSink, AtomicArgs, AtomicOp, CompletionStatus, Mtu, RemoteAccess, RemoteRange,
+    FLUSH_GLOBAL, FLUSH_MR, FLUSH_PERSISTENT, FLUSH_RANGE,
 };
 pub use crate::proto::transport::{RequestOp, RequestPacket};
 use resources::{ReadReply, ResourceKind, ResourceRing, ResponderResource};
@@ -44,6 +45,10 @@ pub struct AccessFlags {
     pub remote_write: bool,
     /// IB_ACCESS_REMOTE_ATOMIC.
     pub remote_atomic: bool,
+    /// IB_ACCESS_FLUSH_GLOBAL.
+    pub flush_global: bool,
+    /// IB_ACCESS_FLUSH_PERSISTENT.
+    pub flush_persistent: bool,
 }
 
 impl AccessFlags {
@@ -52,7 +57,20 @@ impl AccessFlags {
         remote_read: true,
         remote_write: true,
         remote_atomic: true,
+        flush_global: true,
+        flush_persistent: true,
     };
+
+    /// Whether a FLUSH of these placement type bits is allowed: each bit
+    /// named needs its access, and at least one must be named.
+    pub const fn allows_flush(&self, placement: u8) -> bool {
+        let global = placement & FLUSH_GLOBAL != 0;
+        let persistent = placement & FLUSH_PERSISTENT != 0;
+        (global || persistent)
+            && placement & !(FLUSH_GLOBAL | FLUSH_PERSISTENT) == 0
+            && (!global || self.flush_global)
+            && (!persistent || self.flush_persistent)
+    }
 }
 
 /// Responder attributes from `modify_qp`.
@@ -87,8 +105,15 @@ pub trait ResponderEnv {
         access: RemoteAccess,
     ) -> Result<(), AccessError>;
 
-    /// Executes an atomic at `args.va` and returns the original value.
+    /// Executes an atomic (or an ATOMIC_WRITE's store) at `args.va` and
+    /// returns the original value.
     fn execute_atomic(&mut self, args: &AtomicArgs) -> Result<u64, AccessError>;
+
+    /// Checks that the key table lets this QP flush `range` (with `len` 0:
+    /// the whole region `range.rkey` names) for the placement types in
+    /// `access`, and makes every earlier write to it globally visible (and
+    /// persistent, where the memory can be).
+    fn flush(&mut self, range: &RemoteRange, access: RemoteAccess) -> Result<(), AccessError>;
 }
 
 /// Where a payload is placed.
@@ -509,6 +534,24 @@ impl<const R: usize> Responder<R> {
                 });
                 return;
             }
+            RequestOp::AtomicWrite | RequestOp::Flush { .. } => {
+                // Answered again from its resource, not executed again.
+                let kept = self.resources.find(pkt.psn).filter(|res| {
+                    res.first_psn == pkt.psn && res.kind == ResourceKind::EmptyReadResponse
+                });
+                if kept.is_some() {
+                    out.push(ResponderAction::SendReadResponses(empty_read_response(
+                        pkt,
+                        self.config.mtu,
+                        self.msn,
+                    )));
+                } else {
+                    out.push(ResponderAction::Drop {
+                        reason: DropReason::NoResource,
+                    });
+                }
+                return;
+            }
             RequestOp::Unsupported => {}
         }
         out.push(ResponderAction::Drop {
@@ -564,6 +607,8 @@ impl<const R: usize> Responder<R> {
             RequestOp::Write => self.execute_write(pkt, env, out),
             RequestOp::Read => self.execute_read(pkt, env, out),
             RequestOp::Atomic => self.execute_atomic(pkt, env, out),
+            RequestOp::AtomicWrite => self.execute_atomic_write(pkt, env, out),
+            RequestOp::Flush { .. } => self.execute_flush(pkt, env, out),
             RequestOp::Unsupported => Err(INVALID),
         }
     }
@@ -587,6 +632,10 @@ impl<const R: usize> Responder<R> {
             RequestOp::Write => access.remote_write,
             RequestOp::Read => access.remote_read && self.resources.size() > 0,
             RequestOp::Atomic => access.remote_atomic && self.resources.size() > 0,
+            RequestOp::AtomicWrite => access.remote_write && self.resources.size() > 0,
+            // rxe answers a FLUSH whatever `max_dest_rd_atomic` is; without
+            // a resource to remember it, a duplicate is dropped.
+            RequestOp::Flush { placement, .. } => access.allows_flush(placement),
             RequestOp::Unsupported => false,
         };
         if allowed {
@@ -606,7 +655,11 @@ impl<const R: usize> Responder<R> {
                 Position::Last => len >= 1 && len <= mtu,
                 Position::Only => len <= mtu,
             },
-            RequestOp::Read | RequestOp::Atomic | RequestOp::Unsupported => len == 0,
+            RequestOp::AtomicWrite => len == 8,
+            RequestOp::Read
+            | RequestOp::Atomic
+            | RequestOp::Flush { .. }
+            | RequestOp::Unsupported => len == 0,
         };
         if !ok {
             return Err(INVALID);
@@ -841,6 +894,84 @@ impl<const R: usize> Responder<R> {
         Ok(())
     }
 
+    /// ATOMIC_WRITE: the 8 bytes stored at once, answered with an empty
+    /// READ RESPONSE ONLY that a duplicate gets again.
+    fn execute_atomic_write(
+        &mut self,
+        pkt: &RequestPacket,
+        env: &mut impl ResponderEnv,
+        out: &mut impl ActionSink<ResponderAction>,
+    ) -> Result<(), Fatal> {
+        let args = pkt.atomic.ok_or(INVALID)?;
+        if !matches!(args.op, AtomicOp::Write { .. }) || args.va % 8 != 0 {
+            return Err(INVALID);
+        }
+        let range = RemoteRange {
+            va: args.va,
+            rkey: args.rkey,
+            len: 8,
+        };
+        if env.check_access(&range, RemoteAccess::Write).is_err() {
+            return Err(ACCESS);
+        }
+        env.execute_atomic(&args).map_err(|_| ACCESS)?;
+        self.answer_with_empty_read_response(pkt, out);
+        Ok(())
+    }
+
+    /// FLUSH: the range (or, at the region level, just the key) checked for
+    /// the placement types asked, the flush done, answered with an empty
+    /// READ RESPONSE ONLY that a duplicate gets again.
+    fn execute_flush(
+        &mut self,
+        pkt: &RequestPacket,
+        env: &mut impl ResponderEnv,
+        out: &mut impl ActionSink<ResponderAction>,
+    ) -> Result<(), Fatal> {
+        let RequestOp::Flush {
+            placement,
+            selectivity,
+        } = pkt.op
+        else {
+            return Err(INVALID);
+        };
+        let mut range = pkt.reth.ok_or(INVALID)?;
+        match selectivity {
+            FLUSH_RANGE => {}
+            // The whole region: its key and access, not the RETH's range.
+            FLUSH_MR => range.len = 0,
+            _ => return Err(INVALID),
+        }
+        let want = RemoteAccess::Flush {
+            global: placement & FLUSH_GLOBAL != 0,
+            persistent: placement & FLUSH_PERSISTENT != 0,
+        };
+        env.flush(&range, want).map_err(|_| ACCESS)?;
+        self.answer_with_empty_read_response(pkt, out);
+        Ok(())
+    }
+
+    /// Remembers an executed ATOMIC_WRITE or FLUSH and answers it.
+    fn answer_with_empty_read_response(
+        &mut self,
+        pkt: &RequestPacket,
+        out: &mut impl ActionSink<ResponderAction>,
+    ) {
+        self.resources.insert(ResponderResource {
+            first_psn: pkt.psn,
+            last_psn: pkt.psn,
+            kind: ResourceKind::EmptyReadResponse,
+        });
+        self.end_message();
+        self.expected_psn = pkt.psn.next();
+        self.ack_psn = self.expected_psn;
+        out.push(ResponderAction::SendReadResponses(empty_read_response(
+            pkt,
+            self.config.mtu,
+            self.msn,
+        )));
+    }
+
     fn end_message(&mut self) {
         self.msn = msn_next(self.msn);
         self.counters.messages += 1;
@@ -885,4 +1016,15 @@ impl<const R: usize> Responder<R> {
             status: fatal.status,
         });
     }
+}
+
+/// The empty READ RESPONSE ONLY that answers an ATOMIC_WRITE or a FLUSH at
+/// `pkt`'s PSN.
+fn empty_read_response(pkt: &RequestPacket, mtu: Mtu, msn: u32) -> ReadReply {
+    let range = RemoteRange {
+        va: 0,
+        rkey: 0,
+        len: 0,
+    };
+    ReadReply::new(pkt.psn, range, mtu, false, msn)
 }

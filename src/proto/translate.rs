@@ -5,7 +5,7 @@
 //! BTH opcodes again.
 
 use crate::proto::aeth::Aeth;
-use crate::proto::headers::{AtomicAckEth, AtomicEth, Bth, Ieth, ImmDt, Reth};
+use crate::proto::headers::{AtomicAckEth, AtomicEth, Bth, Feth, Ieth, ImmDt, Reth};
 use crate::proto::opcode::{OpFamily, OpSuffix, Opcode, Position, Transport};
 use crate::proto::requester::{ResponseOp, ResponsePacket};
 use crate::proto::responder::resources::ReadResponsePacket;
@@ -22,11 +22,17 @@ pub struct RequestHeaders {
     pub imm: Option<ImmDt>,
     /// IETH.
     pub ieth: Option<Ieth>,
+    /// FETH.
+    pub feth: Option<Feth>,
+    /// ATOMIC_WRITE's 8-byte payload, as a value (the bytes in wire order,
+    /// read as the target's native-endian word, as rxe stores them).
+    pub atomic_write: Option<u64>,
 }
 
 impl RequestPacket {
     /// The responder's view of a parsed RC request; `None` for a response
-    /// opcode. FLUSH and ATOMIC_WRITE become [`RequestOp::Unsupported`].
+    /// opcode. A FLUSH without its FETH, or an ATOMIC_WRITE without its
+    /// RETH and 8-byte value, becomes [`RequestOp::Unsupported`].
     pub fn from_headers(
         opcode: Opcode,
         bth: &Bth,
@@ -39,23 +45,40 @@ impl RequestPacket {
             OpFamily::Write => RequestOp::Write,
             OpFamily::ReadRequest => RequestOp::Read,
             OpFamily::CompareSwap | OpFamily::FetchAdd => RequestOp::Atomic,
-            OpFamily::Flush | OpFamily::AtomicWrite => RequestOp::Unsupported,
+            OpFamily::Flush => match headers.feth {
+                Some(f) => RequestOp::Flush {
+                    placement: f.placement,
+                    selectivity: f.selectivity,
+                },
+                None => RequestOp::Unsupported,
+            },
+            OpFamily::AtomicWrite => match (headers.reth, headers.atomic_write) {
+                (Some(_), Some(_)) => RequestOp::AtomicWrite,
+                _ => RequestOp::Unsupported,
+            },
             OpFamily::ReadResponse | OpFamily::Acknowledge | OpFamily::AtomicAcknowledge => {
                 return None
             }
         };
-        let atomic = headers.atomic.map(|a| AtomicArgs {
-            va: a.va,
-            rkey: a.rkey,
-            op: if family == OpFamily::CompareSwap {
-                AtomicOp::CompareSwap {
-                    compare: a.compare,
-                    swap: a.swap_add,
-                }
-            } else {
-                AtomicOp::FetchAdd { add: a.swap_add }
-            },
-        });
+        let atomic = match (op, headers.reth, headers.atomic_write) {
+            (RequestOp::AtomicWrite, Some(r), Some(value)) => Some(AtomicArgs {
+                va: r.va,
+                rkey: r.rkey,
+                op: AtomicOp::Write { value },
+            }),
+            _ => headers.atomic.map(|a| AtomicArgs {
+                va: a.va,
+                rkey: a.rkey,
+                op: if family == OpFamily::CompareSwap {
+                    AtomicOp::CompareSwap {
+                        compare: a.compare,
+                        swap: a.swap_add,
+                    }
+                } else {
+                    AtomicOp::FetchAdd { add: a.swap_add }
+                },
+            }),
+        };
         Some(RequestPacket {
             psn: bth.psn,
             op,
@@ -99,7 +122,17 @@ impl RequestPacket {
                     ..
                 }),
             ) => OpFamily::FetchAdd,
-            (RequestOp::Atomic, None) | (RequestOp::Unsupported, _) => return None,
+            (RequestOp::AtomicWrite, _) => OpFamily::AtomicWrite,
+            (RequestOp::Flush { .. }, _) => OpFamily::Flush,
+            (
+                RequestOp::Atomic,
+                None
+                | Some(AtomicArgs {
+                    op: AtomicOp::Write { .. },
+                    ..
+                }),
+            )
+            | (RequestOp::Unsupported, _) => return None,
         };
         let suffix = if self.imm.is_some() {
             OpSuffix::WithImmediate
@@ -120,20 +153,45 @@ impl RequestPacket {
         })
     }
 
-    /// The AtomicETH to put on the wire.
+    /// The AtomicETH to put on the wire (COMPARE_SWAP and FETCH_ADD only).
     pub fn atomic_header(&self) -> Option<AtomicEth> {
-        self.atomic.map(|a| {
-            let (swap_add, compare) = match a.op {
-                AtomicOp::CompareSwap { compare, swap } => (swap, compare),
-                AtomicOp::FetchAdd { add } => (add, 0),
-            };
-            AtomicEth {
-                va: a.va,
-                rkey: a.rkey,
-                swap_add,
-                compare,
-            }
+        let a = self.atomic?;
+        let (swap_add, compare) = match a.op {
+            AtomicOp::CompareSwap { compare, swap } => (swap, compare),
+            AtomicOp::FetchAdd { add } => (add, 0),
+            AtomicOp::Write { .. } => return None,
+        };
+        Some(AtomicEth {
+            va: a.va,
+            rkey: a.rkey,
+            swap_add,
+            compare,
         })
+    }
+
+    /// The FETH to put on the wire (FLUSH only).
+    pub fn flush_header(&self) -> Option<Feth> {
+        match self.op {
+            RequestOp::Flush {
+                placement,
+                selectivity,
+            } => Some(Feth {
+                selectivity,
+                placement,
+            }),
+            _ => None,
+        }
+    }
+
+    /// ATOMIC_WRITE's value, which goes on the wire as the payload.
+    pub fn atomic_write_value(&self) -> Option<u64> {
+        match self.atomic {
+            Some(AtomicArgs {
+                op: AtomicOp::Write { value },
+                ..
+            }) if self.op == RequestOp::AtomicWrite => Some(value),
+            _ => None,
+        }
     }
 }
 

@@ -107,6 +107,12 @@ pub enum AtomicOp {
         /// Value added to the target.
         add: u64,
     },
+    /// `*va = value` as one 8-byte store (ATOMIC_WRITE, whose request
+    /// carries the value as its payload, not in an AtomicETH).
+    Write {
+        /// Value stored.
+        value: u64,
+    },
 }
 
 /// An atomic request's AtomicETH: target, key and operation.
@@ -129,7 +135,23 @@ pub enum RemoteAccess {
     Write,
     /// Atomic compare-and-swap or fetch-and-add.
     Atomic,
+    /// FLUSH of the placement types named (IB_FLUSH_GLOBAL, IB_FLUSH_PERSISTENT).
+    Flush {
+        /// Global visibility.
+        global: bool,
+        /// Persistence.
+        persistent: bool,
+    },
 }
+
+/// FLUSH placement type bits (FETH; `IB_FLUSH_GLOBAL`, `IB_FLUSH_PERSISTENT`).
+pub const FLUSH_GLOBAL: u8 = 1 << 0;
+/// See [`FLUSH_GLOBAL`].
+pub const FLUSH_PERSISTENT: u8 = 1 << 1;
+/// FLUSH selectivity level: the range the RETH names (`IB_FLUSH_RANGE`).
+pub const FLUSH_RANGE: u8 = 0;
+/// FLUSH selectivity level: the whole region the rkey names (`IB_FLUSH_MR`).
+pub const FLUSH_MR: u8 = 1;
 
 /// Work completion status, with the `ib_wc_status` numbering.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -170,7 +192,17 @@ pub enum RequestOp {
     Read,
     /// COMPARE_SWAP or FETCH_ADD.
     Atomic,
-    /// An opcode this responder does not implement (FLUSH, ATOMIC_WRITE, ...).
+    /// ATOMIC_WRITE: the RETH names the 8-byte target, `atomic` carries
+    /// the value ([`AtomicOp::Write`]).
+    AtomicWrite,
+    /// FLUSH, with its FETH.
+    Flush {
+        /// Placement type bits ([`FLUSH_GLOBAL`], [`FLUSH_PERSISTENT`]).
+        placement: u8,
+        /// Selectivity level ([`FLUSH_RANGE`], [`FLUSH_MR`]).
+        selectivity: u8,
+    },
+    /// An opcode this responder does not implement.
     Unsupported,
 }
 

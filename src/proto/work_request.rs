@@ -17,8 +17,8 @@ pub enum NotTransport {
     /// A local operation (LOCAL_INV, BIND_MW, REG_MR): done by the driver
     /// itself, in order with the send queue, without packets.
     Local,
-    /// An operation this RC transport does not carry yet (ATOMIC_WRITE,
-    /// FLUSH, READ_WITH_INV, a UD destination): completed with an error.
+    /// An operation this RC transport does not carry (READ_WITH_INV, a UD
+    /// destination): completed with an error.
     Unsupported,
 }
 
@@ -69,10 +69,29 @@ pub fn requester_wqe(id: u64, wqe: &PostedWqe) -> Result<SendWqe, NotTransport> 
         SendOp::LocalInv { .. } | SendOp::BindMw { .. } | SendOp::RegMr { .. } => {
             return Err(NotTransport::Local)
         }
-        SendOp::AtomicWrite { .. } | SendOp::Flush { .. } => return Err(NotTransport::Unsupported),
+        SendOp::AtomicWrite { remote, value } => WqeOp::Atomic(AtomicArgs {
+            va: remote.addr,
+            rkey: remote.rkey,
+            op: AtomicOp::Write {
+                value: u64::from_ne_bytes(value),
+            },
+        }),
+        SendOp::Flush {
+            remote,
+            length,
+            flush_type,
+            level,
+        } => WqeOp::Flush {
+            va: remote.addr,
+            rkey: remote.rkey,
+            len: length,
+            placement: flush_type,
+            selectivity: level,
+        },
     };
     let length = match op {
         WqeOp::Atomic(_) => 8,
+        WqeOp::Flush { .. } => 0,
         _ => wqe.total_len,
     };
     Ok(SendWqe { id, op, length })

@@ -7,7 +7,7 @@
 
 use crate::{
     abi::{
-        send_wqe::{Payload, SendWqe as PostedWqe, SgeList},
+        send_wqe::{Payload, SendOp, SendWqe as PostedWqe, SgeList},
         values::access,
     },
     device::RxeDevice,
@@ -187,8 +187,19 @@ pub(crate) fn gather(
             Ok(())
         }
         Payload::Sges(sges) => sge_io(rxe, pd, sges, 0, offset, Io::Read(dst)),
-        Payload::None if dst.is_empty() => Ok(()),
-        Payload::None => Err(AccessError::OutOfBounds),
+        // ATOMIC_WRITE's payload is the value the WQE carries.
+        Payload::None => match wqe.op {
+            SendOp::AtomicWrite { value, .. } => {
+                let start = offset as usize;
+                let src = value
+                    .get(start..start + dst.len())
+                    .ok_or(AccessError::OutOfBounds)?;
+                dst.copy_from_slice(src);
+                Ok(())
+            }
+            _ if dst.is_empty() => Ok(()),
+            _ => Err(AccessError::OutOfBounds),
+        },
     }
 }
 
@@ -298,37 +309,50 @@ pub(crate) fn check_remote(
     check_key(&mr, key, KeyUse::Remote, pd, need, va, len).map(|_| ())
 }
 
-/// Executes an 8-byte atomic at `va` of `rkey`: `op` maps the original
-/// value to the new one. Returns the original value. Atomics of all QPs
-/// are serialised by `lock`.
+/// Executes an 8-byte atomic at `va` of `rkey` with `need` access
+/// (`REMOTE_ATOMIC`; `REMOTE_WRITE` for ATOMIC_WRITE): `op` maps the
+/// original value to the new one. Returns the original value. Atomics of
+/// all QPs are serialised by `lock`; the 8 aligned bytes lie in one page
+/// and are read and written as one piece each.
 pub(crate) fn remote_atomic(
     rxe: &RxeDevice,
     pd: usize,
     rkey: u32,
+    need: u32,
     va: u64,
     op: impl FnOnce(u64) -> u64,
 ) -> Result<u64, AccessError> {
     let _guard = crate::rc::ATOMIC_LOCK.lock();
     let mut orig = [0u8; 8];
-    region_io(
-        rxe,
-        rkey,
-        KeyUse::Remote,
-        pd,
-        access::REMOTE_ATOMIC,
-        va,
-        Io::Read(&mut orig),
-    )?;
+    region_io(rxe, rkey, KeyUse::Remote, pd, need, va, Io::Read(&mut orig))?;
     let orig = u64::from_ne_bytes(orig);
     let new = op(orig).to_ne_bytes();
-    region_io(
-        rxe,
-        rkey,
-        KeyUse::Remote,
-        pd,
-        access::REMOTE_ATOMIC,
-        va,
-        Io::Write(&new),
-    )?;
+    region_io(rxe, rkey, KeyUse::Remote, pd, need, va, Io::Write(&new))?;
     Ok(orig)
+}
+
+/// FLUSH of `[va, va + len)` of `rkey` with `need` access
+/// (`FLUSH_GLOBAL` and/or `FLUSH_PERSISTENT`); with `len` 0 the whole
+/// region: its key, PD and access are checked, not the range (rxe's
+/// `IB_FLUSH_MR`). Every write this driver makes to a region is a CPU
+/// copy finished before the FLUSH is processed, so a write barrier makes
+/// them globally visible, as rxe does. Persistence needs persistent
+/// memory, which registration refuses to promise
+/// ([`crate::proto::access::SUPPORTED_MR_ACCESS`]), so no region here
+/// has `FLUSH_PERSISTENT`.
+pub(crate) fn remote_flush(
+    rxe: &RxeDevice,
+    pd: usize,
+    rkey: u32,
+    need: u32,
+    va: u64,
+    len: u64,
+) -> Result<(), AccessError> {
+    match check_remote(rxe, pd, rkey, need, va, len) {
+        Ok(()) => {}
+        Err(AccessError::OutOfBounds) if len == 0 => {}
+        Err(e) => return Err(e),
+    }
+    kernel::sync::barrier::mb(kernel::sync::barrier::Write);
+    Ok(())
 }

@@ -214,6 +214,8 @@ fn responder_config(attrs: &QpAttrs) -> ResponderConfig {
             remote_read: attrs.access & access::REMOTE_READ != 0,
             remote_write: attrs.access & access::REMOTE_WRITE != 0,
             remote_atomic: attrs.access & access::REMOTE_ATOMIC != 0,
+            flush_global: attrs.access & access::FLUSH_GLOBAL != 0,
+            flush_persistent: attrs.access & access::FLUSH_PERSISTENT != 0,
         },
     }
 }

@@ -20,8 +20,8 @@ use crate::{
         access::Invalidation,
         aeth::{Aeth, NakCode, Syndrome},
         headers::AtomicAckEth,
-        opcode::Opcode,
         opcode::Position,
+        opcode::{OpFamily, Opcode},
         packet::{ExtHeaders, Packet},
         psn::Psn,
         responder::{
@@ -63,11 +63,7 @@ impl ResponderEnv for Env<'_> {
     }
 
     fn check_access(&mut self, range: &RemoteRange, want: RemoteAccess) -> Result<(), AccessError> {
-        let need = match want {
-            RemoteAccess::Read => access::REMOTE_READ,
-            RemoteAccess::Write => access::REMOTE_WRITE,
-            RemoteAccess::Atomic => access::REMOTE_ATOMIC,
-        };
+        let need = access_bits(want);
         memory::check_remote(
             self.rxe,
             self.pd,
@@ -81,10 +77,15 @@ impl ResponderEnv for Env<'_> {
 
     fn execute_atomic(&mut self, args: &AtomicArgs) -> Result<u64, AccessError> {
         let op = args.op;
+        let need = match op {
+            AtomicOp::Write { .. } => access::REMOTE_WRITE,
+            _ => access::REMOTE_ATOMIC,
+        };
         memory::remote_atomic(
             self.rxe,
             self.pd,
             args.rkey,
+            need,
             args.va,
             move |orig| match op {
                 AtomicOp::CompareSwap { compare, swap } => {
@@ -95,9 +96,39 @@ impl ResponderEnv for Env<'_> {
                     }
                 }
                 AtomicOp::FetchAdd { add } => orig.wrapping_add(add),
+                AtomicOp::Write { value } => value,
             },
         )
         .map_err(|_| AccessError)
+    }
+
+    fn flush(&mut self, range: &RemoteRange, want: RemoteAccess) -> Result<(), AccessError> {
+        memory::remote_flush(
+            self.rxe,
+            self.pd,
+            range.rkey,
+            access_bits(want),
+            range.va,
+            u64::from(range.len),
+        )
+        .map_err(|_| AccessError)
+    }
+}
+
+/// The region access bits a remote operation needs.
+fn access_bits(want: RemoteAccess) -> u32 {
+    match want {
+        RemoteAccess::Read => access::REMOTE_READ,
+        RemoteAccess::Write => access::REMOTE_WRITE,
+        RemoteAccess::Atomic => access::REMOTE_ATOMIC,
+        RemoteAccess::Flush { global, persistent } => {
+            (if global { access::FLUSH_GLOBAL } else { 0 })
+                | (if persistent {
+                    access::FLUSH_PERSISTENT
+                } else {
+                    0
+                })
+        }
     }
 }
 
@@ -192,6 +223,14 @@ pub(crate) fn on_request(
         atomic: pkt.ext.atomic_eth,
         imm: pkt.ext.immdt,
         ieth: pkt.ext.ieth,
+        feth: pkt.ext.feth,
+        // ATOMIC_WRITE's value is its payload, stored as its bytes are.
+        atomic_write: pkt
+            .payload
+            .get(..8)
+            .filter(|_| pkt.opcode.family() == OpFamily::AtomicWrite)
+            .and_then(|b| b.try_into().ok())
+            .map(u64::from_ne_bytes),
     };
     let Some(req) =
         RequestPacket::from_headers(pkt.opcode, &pkt.bth, &headers, pkt.payload.len() as u32)

@@ -381,6 +381,7 @@ fn run(
             let ext = ExtHeaders {
                 reth: h.reth_header(),
                 atomic_eth: h.atomic_header(),
+                feth: h.flush_header(),
                 immdt: h.imm.map(|imm| ImmDt { imm }),
                 ieth: h.invalidate_rkey.map(|rkey| Ieth { rkey }),
                 ..ExtHeaders::default()

@@ -29,6 +29,8 @@ pub struct Env {
     pub rq: VecDeque<u32>,
     pub atomics_executed: u32,
     pub deny_all: bool,
+    /// FLUSHes done: (range, access).
+    pub flushes: Vec<(RemoteRange, RemoteAccess)>,
 }
 
 impl Env {
@@ -38,6 +40,7 @@ impl Env {
             rq: VecDeque::new(),
             atomics_executed: 0,
             deny_all: false,
+            flushes: Vec::new(),
         }
     }
 
@@ -101,10 +104,20 @@ impl ResponderEnv for Env {
                 }
             }
             AtomicOp::FetchAdd { add } => orig.wrapping_add(add),
+            AtomicOp::Write { value } => value,
         };
         self.mem[off..off + 8].copy_from_slice(&new.to_le_bytes());
         self.atomics_executed += 1;
         Ok(orig)
+    }
+
+    fn flush(&mut self, range: &RemoteRange, access: RemoteAccess) -> Result<(), AccessError> {
+        if self.deny_all || range.rkey != MR_RKEY || (range.len > 0 && self.index(range).is_none())
+        {
+            return Err(AccessError);
+        }
+        self.flushes.push((*range, access));
+        Ok(())
     }
 }
 

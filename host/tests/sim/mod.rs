@@ -140,6 +140,12 @@ impl ResponderEnv for Mem {
         self.atomics_executed += 1;
         Ok(orig)
     }
+    fn flush(&mut self, range: &RemoteRange, _a: RemoteAccess) -> Result<(), AccessError> {
+        if range.len == 0 {
+            return Ok(());
+        }
+        self.off(range).map(|_| ()).ok_or(AccessError)
+    }
 }
 
 fn apply_atomic(orig: u64, op: AtomicOp) -> u64 {
@@ -152,6 +158,7 @@ fn apply_atomic(orig: u64, op: AtomicOp) -> u64 {
             }
         }
         AtomicOp::FetchAdd { add } => orig.wrapping_add(add),
+        AtomicOp::Write { value } => value,
     }
 }
 
@@ -666,7 +673,7 @@ pub fn run(cfg: &SimConfig) -> SimResult {
                     w.wqe.id
                 );
             }
-            WqeOp::Send { .. } => {}
+            WqeOp::Send { .. } | WqeOp::Flush { .. } => {}
         }
     }
     if req_error.is_none() {

@@ -197,6 +197,9 @@ impl ResponderEnv for Peer {
     fn execute_atomic(&mut self, _args: &AtomicArgs) -> Result<u64, AccessError> {
         Err(AccessError)
     }
+    fn flush(&mut self, _r: &RemoteRange, _a: RemoteAccess) -> Result<(), AccessError> {
+        Err(AccessError)
+    }
 }
 
 enum Ev {

@@ -26,6 +26,9 @@ pub enum ResourceKind {
         /// The value at the target before the operation.
         orig: u64,
     },
+    /// An executed ATOMIC_WRITE or FLUSH, answered with an empty READ
+    /// RESPONSE ONLY.
+    EmptyReadResponse,
 }
 
 /// One remembered READ or atomic request and the PSNs its responses use.
@@ -90,7 +93,9 @@ impl<const R: usize> ResourceRing<R> {
         if let Some(slot) = self.slots.get_mut(self.next) {
             *slot = Some(res);
         }
-        self.next = (self.next + 1) % self.size;
+        // Without a division: no panic path for the size checked above.
+        let next = self.next.wrapping_add(1);
+        self.next = if next >= self.size { 0 } else { next };
     }
 
     /// The newest resource whose PSN range contains `psn`.
