@@ -223,7 +223,8 @@ fn gen_len(rng: &mut Rng, mtu: u32) -> u32 {
     }
 }
 
-/// Builds the workload: SEND/WRITE/READ/ATOMIC mixes, lengths 0..several MTU.
+/// Builds the workload: SEND/WRITE/READ/ATOMIC (compare-and-swap,
+/// fetch-and-add, ATOMIC_WRITE) mixes, lengths 0..several MTU.
 fn workload(rng: &mut Rng, cfg: &SimConfig, mem: &mut Mem) -> Vec<Work> {
     let mtu = cfg.mtu.bytes();
     let mut works = Vec::new();
@@ -284,7 +285,11 @@ fn workload(rng: &mut Rng, cfg: &SimConfig, mem: &mut Mem) -> Vec<Work> {
             }
         } else {
             let word = rng.below(ATOMIC_WORDS as u64) as usize;
-            let op = if rng.chance(0.5) {
+            let op = if rng.chance(0.25) {
+                AtomicOp::Write {
+                    value: rng.next_u64(),
+                }
+            } else if rng.chance(0.5) {
                 AtomicOp::FetchAdd {
                     add: rng.below(1000),
                 }
@@ -306,6 +311,8 @@ fn workload(rng: &mut Rng, cfg: &SimConfig, mem: &mut Mem) -> Vec<Work> {
                 rkey: RKEY,
                 op,
             };
+            // ATOMIC_WRITE returns no original value.
+            let returns_orig = !matches!(op, AtomicOp::Write { .. });
             Work {
                 wqe: SendWqe {
                     id,
@@ -313,7 +320,7 @@ fn workload(rng: &mut Rng, cfg: &SimConfig, mem: &mut Mem) -> Vec<Work> {
                     length: 8,
                 },
                 local: Vec::new(),
-                expect_orig: Some(orig),
+                expect_orig: returns_orig.then_some(orig),
             }
         };
         works.push(w);
@@ -503,8 +510,14 @@ pub fn run(cfg: &SimConfig) -> SimResult {
                         ResponderAction::SendReadResponses(job) => {
                             for r in job {
                                 response_pkts += 1;
-                                let off = mem.off(&r.range).expect("checked range");
-                                let data = mem.bytes[off..off + r.range.len as usize].to_vec();
+                                // An empty READ response (a zero-length READ,
+                                // an ATOMIC_WRITE's answer) reads nothing.
+                                let data = if r.range.len == 0 {
+                                    Vec::new()
+                                } else {
+                                    let off = mem.off(&r.range).expect("checked range");
+                                    mem.bytes[off..off + r.range.len as usize].to_vec()
+                                };
                                 let p = ResponsePacket {
                                     psn: r.psn,
                                     op: ResponseOp::ReadResponse(r.position),
@@ -682,7 +695,11 @@ pub fn run(cfg: &SimConfig) -> SimResult {
             "{ctx}: atomics executed more than once"
         );
     } else {
-        assert!(mem.atomics_executed <= works.iter().filter(|w| w.expect_orig.is_some()).count());
+        let posted_atomics = works
+            .iter()
+            .filter(|w| matches!(w.wqe.op, WqeOp::Atomic(_)))
+            .count();
+        assert!(mem.atomics_executed <= posted_atomics);
     }
     let c = req.counters();
     SimResult {
