@@ -387,7 +387,7 @@ fn requester_sends_flush_with_its_feth_and_no_payload() {
         placement: FLUSH_GLOBAL,
         selectivity: FLUSH_RANGE,
     };
-    post(&mut req, 1, op, 0);
+    post(&mut req, 1, op, 4096);
     let tx = transmits(&req_step(&mut req, RequesterEvent::Transmit { budget: 8 }));
     assert_eq!(tx.len(), 1);
     let h = tx[0].header;
@@ -407,7 +407,8 @@ fn requester_sends_flush_with_its_feth_and_no_payload() {
     ));
     assert_eq!(c.len(), 1);
     assert_eq!(c[0].status, CompletionStatus::Success);
-    assert_eq!(req.next_psn(), Psn::new(101));
+    assert_eq!(c[0].byte_len, 4096);
+    assert_eq!(req.next_psn(), Psn::new(101), "one PSN whatever the length");
 }
 
 #[test]

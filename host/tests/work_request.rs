@@ -4,7 +4,7 @@
 use rxe_proto::abi::send_wqe::{Payload, RemoteAddr, SendOp, SendWqe as Posted, UdDest};
 use rxe_proto::abi::values::WrOpcode;
 use rxe_proto::proto::replay::WqeOp;
-use rxe_proto::proto::transport::{AtomicArgs, AtomicOp};
+use rxe_proto::proto::transport::{AtomicArgs, AtomicOp, Mtu};
 use rxe_proto::proto::work_request::{requester_wqe, NotTransport};
 
 const TARGET: RemoteAddr = RemoteAddr {
@@ -231,7 +231,8 @@ fn atomic_write_and_flush_become_transport_work() {
         0,
     );
     let w = requester_wqe(8, &flush).unwrap();
-    assert_eq!(w.length, 0);
+    assert_eq!(w.length, 4096, "the completion's byte_len");
+    assert_eq!(w.packets(Mtu::MTU_256), 1);
     assert_eq!(
         w.op,
         WqeOp::Flush {

@@ -88,7 +88,8 @@ pub struct SendWqe {
     /// Operation.
     pub op: WqeOp,
     /// Total length in bytes (gathered for SEND/WRITE, scattered for READ;
-    /// 8 for atomics).
+    /// 8 for atomics; for FLUSH the length flushed, which its one packet
+    /// names and its completion reports).
     pub length: u32,
 }
 

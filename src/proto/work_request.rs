@@ -91,7 +91,8 @@ pub fn requester_wqe(id: u64, wqe: &PostedWqe) -> Result<SendWqe, NotTransport> 
     };
     let length = match op {
         WqeOp::Atomic(_) => 8,
-        WqeOp::Flush { .. } => 0,
+        // Its completion reports the length flushed, as rxe's does.
+        WqeOp::Flush { len, .. } => len,
         _ => wqe.total_len,
     };
     Ok(SendWqe { id, op, length })

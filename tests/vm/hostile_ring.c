@@ -105,6 +105,14 @@ static int poll_ms = 10000;
 
 #define UD_QKEY 0x11111111
 
+/* What rdma-core 44's headers do not name yet: IB_ACCESS_FLUSH_GLOBAL,
+ * IB_UVERBS_WR_FLUSH, IB_UVERBS_WC_FLUSH, IB_FLUSH_GLOBAL, IB_FLUSH_RANGE. */
+#define ACCESS_FLUSH_GLOBAL (1 << 8)
+#define WR_FLUSH 14
+#define WC_FLUSH 8
+#define FLUSH_TYPE_GLOBAL 1
+#define FLUSH_LEVEL_RANGE 0
+
 struct pair {
 	struct ibv_cq *cq_a, *cq_b;
 	struct ibv_qp *a, *b;
@@ -134,7 +142,8 @@ static int modify(struct ibv_qp *qp, uint32_t dqpn)
 	a.pkey_index = 0;
 	a.port_num = 1;
 	a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+			    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |
+			    ACCESS_FLUSH_GLOBAL;
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
 		return -1;
@@ -487,6 +496,7 @@ struct result {
 	int at_most_once; /* more than one successful completion is a WQE
 			   * executed twice */
 	unsigned char expect[64];
+	int want_opcode; /* a success must complete with this opcode (0: any) */
 };
 
 typedef void (*case_fn)(struct pair *, struct rxe_queue_buf *, struct result *);
@@ -496,6 +506,29 @@ static void c_valid(struct pair *p, struct rxe_queue_buf *q, struct result *r)
 	wqe_send(q, 64);
 	publish(q);
 	r->db = doorbell(p->a);
+}
+
+/* A FLUSH of the peer's MR, as a newer librxe's ibv_wr_flush builds it:
+ * it must complete successfully (FLUSH has no verb in rdma-core 44). */
+static void c_valid_flush(struct pair *p, struct rxe_queue_buf *q, struct result *r)
+{
+	struct rxe_send_wqe *w = slot(q, prod_load(q));
+
+	memset(w, 0, (size_t)1 << q->log2_elem_size);
+	w->wr.wr_id = 0xf1;
+	w->wr.opcode = WR_FLUSH;
+	w->wr.send_flags = IBV_SEND_SIGNALED;
+	w->wr.wr.flush.remote_addr = (uintptr_t)buf;
+	w->wr.wr.flush.length = 4096;
+	w->wr.wr.flush.rkey = mr->rkey;
+	w->wr.wr.flush.type = FLUSH_TYPE_GLOBAL;
+	w->wr.wr.flush.level = FLUSH_LEVEL_RANGE;
+	w->dma.length = 4096;
+	w->dma.resid = 4096;
+	w->iova = (uintptr_t)buf;
+	publish(q);
+	r->db = doorbell(p->a);
+	r->want_opcode = WC_FLUSH;
 }
 
 static void c_bad_opcode(struct pair *p, struct rxe_queue_buf *q, struct result *r)
@@ -841,6 +874,7 @@ struct hcase {
 
 static const struct hcase cases[] = {
 	{ "valid_send", c_valid, 0, 1, 0 },
+	{ "valid_flush", c_valid_flush, 0, 1, 0 },
 	{ "bad_opcode", c_bad_opcode, 1, 0, 0 },
 	{ "opcode_ffffffff", c_opcode_ffffffff, 1, 0, 0 },
 	{ "len_2g", c_len_2g, 1, 0, 0 },
@@ -911,7 +945,7 @@ static int run_case(const struct hcase *c)
 	struct rxe_queue_buf *q;
 	struct result r = { 0 };
 	struct ibv_wc wc;
-	char comp[256] = "none";
+	char comp[256] = "none", wrong_opcode[64] = "";
 	int got, n_ok = 0, n_err = 0, first_err = -1, alive, data_bad = 0;
 	int off = c->ud ? 40 : 0; /* UD: the network header comes first */
 	enum ibv_qp_state st;
@@ -939,6 +973,12 @@ static int run_case(const struct hcase *c)
 		got = poll_one(p.cq_a, &wc, (int)(end - now_ms() > 0 ? end - now_ms() : 0));
 		if (got != 1)
 			break;
+		if (wc.status == IBV_WC_SUCCESS && r.want_opcode &&
+		    (int)wc.opcode != r.want_opcode) {
+			snprintf(wrong_opcode, sizeof(wrong_opcode),
+				 ", completion opcode %d, not %d", wc.opcode, r.want_opcode);
+			data_bad = 1;
+		}
 		if (wc.status == IBV_WC_SUCCESS)
 			n_ok++;
 		else {
@@ -974,6 +1014,7 @@ static int run_case(const struct hcase *c)
 		strcat(comp, ", but the peer received a message");
 		data_bad = 1;
 	}
+	strcat(comp, wrong_opcode);
 	n_ok += r.ok_before;
 	if (r.ok_before)
 		snprintf(comp + strlen(comp), sizeof(comp) - strlen(comp),
@@ -1041,7 +1082,8 @@ int main(int argc, char **argv)
 		return 2;
 	memset(buf, 0xab, MR_SIZE);
 	mr = ibv_reg_mr(pd, buf, MR_SIZE, IBV_ACCESS_LOCAL_WRITE |
-			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			ACCESS_FLUSH_GLOBAL);
 	if (!mr) {
 		perror("reg_mr");
 		return 2;

@@ -12,7 +12,7 @@
 # ERROR (strict cases), if a fresh QP pair cannot send afterwards, or if the
 # kernel log gains an oops, WARNING, KASAN report etc. (scripts/check-dmesg.sh).
 #
-# All 31 cases take about ten minutes per driver under TCG, so the suite
+# All 32 cases take about ten minutes per driver under TCG, so the suite
 # runs a subset (t_hostile_ring.sh); run every case by hand (RXE_DRIVER=c or
 # rust in the guest):
 #   x_hostile_ring.sh [CASE...]     default: every case
