@@ -264,7 +264,7 @@ if [ ${#c_missing[@]} -gt 0 ] && ! [ -s "$logdir/results-extra.txt" ]; then
             cp "$f" "$entry.new/out/${f#"$logdir"/}"
         done
         c_test_outputs "$n" "$logdir" | while read -r f; do cp "$f" "$entry.new/out/"; done
-        grep -P "^$verdict\t\Q$n\E\t" "$logdir"/results-g*.txt | head -n1 | cut -f1-4 > "$entry.new/result.txt"
+        grep -hP "^$verdict\t\Q$n\E\t" "$logdir"/results-g*.txt | head -n1 | cut -f1-4 > "$entry.new/result.txt"
         echo "$(date -u '+%Y-%m-%d %H:%M UTC') ($logdir)" > "$entry.new/stamp"
         rm -rf "$entry"; mv "$entry.new" "$entry"
         stored=$((stored + 1))
