@@ -436,3 +436,58 @@ fn an_early_expiry_after_an_unanswered_timeout_resends_nothing() {
     assert_eq!(tx(&on_time).len(), 4);
     assert_eq!(req.counters().timeouts, 2);
 }
+
+/// A peer whose ACKs come 20 round trips late (the C driver under TCG,
+/// busy with the duplicates it was sent): nothing is lost, so every probe
+/// and go-back is spurious, and the peer re-ACKs each duplicate it gets
+/// (the newest executed PSN again, AckReq or not, as rxe does). The requester must learn to wait: the
+/// re-ACK of a duplicate shows the resend was not needed, and its timers
+/// back off until the peer's ACKs arrive before they fire.
+#[test]
+fn a_slow_peer_teaches_the_requester_to_wait() {
+    let mut req = measured();
+    let mut t = 1000 * US;
+    let delay = 2000 * US;
+    let mut resent_per_message = Vec::new();
+    for id in 1..=12u64 {
+        req.post(write(id, 4096), &mut |_| panic!()).unwrap();
+        let acts = at(&mut req, t, SEND_ALL);
+        let last = tx(&acts).last().unwrap().header.psn;
+        let mut due = armed(&acts).map(|u| t + u64::from(u) * US);
+        let ack_at = t + delay;
+        let mut resent = 0usize;
+        let mut duplicates_seen = 0usize;
+        // Timer expiries before the ACK: whatever they resend reaches the
+        // peer as duplicates, each re-ACKed after the same delay.
+        let mut dup_acks = Vec::new();
+        while let Some(d) = due.filter(|d| *d < ack_at) {
+            let mut acts = at(&mut req, d, RequesterEvent::RetryTimerExpired);
+            acts.extend(at(&mut req, d, SEND_ALL));
+            for _ in tx(&acts) {
+                resent += 1;
+                dup_acks.push(d + delay);
+            }
+            due = armed(&acts).map(|u| d + u64::from(u) * US);
+        }
+        let acts = at(&mut req, ack_at, ack(last.get()));
+        assert!(
+            acts.iter()
+                .any(|a| matches!(a, RequesterAction::Complete(c) if c.wqe_id == id)),
+            "message {id} did not complete"
+        );
+        for d in dup_acks {
+            // The peer's answer to a duplicate: the newest PSN it executed.
+            at(&mut req, d.max(ack_at), ack(last.get()));
+            duplicates_seen += 1;
+        }
+        resent_per_message.push(resent);
+        let _ = duplicates_seen;
+        t = ack_at + 10_000 * US;
+    }
+    eprintln!("packets resent per message: {resent_per_message:?}");
+    assert!(
+        resent_per_message[6..].iter().all(|&n| n == 0),
+        "still resending to a peer that lost nothing: {resent_per_message:?}"
+    );
+    assert!(!req.is_error());
+}

@@ -316,6 +316,29 @@ pub struct RequesterCounters {
     pub rtt_timeouts: u64,
     /// Retry timer expiries put off for packets queued in this host.
     pub local_queue_deferrals: u64,
+    /// Probes and RTT-based go-backs the peer showed to be needless: it
+    /// acknowledged again what it had acknowledged (its answer to a
+    /// duplicate) after one.
+    pub spurious_resends: u64,
+}
+
+/// Largest factor by which needless resends stretch the probe and
+/// RTT-based timers (never past the QP timeout).
+pub const RESEND_BACKOFF_MAX: u64 = 64;
+
+/// What tells a needless probe or RTT-based resend: the peer answers each
+/// duplicate with an ACK of the newest PSN it executed (rxe does, AckReq or
+/// not), so if it had every packet sent before the resend (its first ACK
+/// late, not lost), the last of them is acknowledged once more than
+/// packets were resent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct ResendWatch {
+    /// The last PSN sent before the resend.
+    last: Psn,
+    /// Packets resent since the resend began.
+    asked: u32,
+    /// ACKs of `last` received since.
+    acks: u32,
 }
 
 /// A packet whose ACK will be an RTT sample.
@@ -388,7 +411,24 @@ pub struct Requester<const N: usize> {
     /// the first, the peer is gone or the path is down, and only the QP
     /// timeout resends (backing off when retries never run out).
     unanswered: u32,
+    /// The probe or RTT-based go-back last sent, until responses show
+    /// whether it was needed.
+    resend_unjudged: Option<ResendWatch>,
+    /// Factor (1..=[`RESEND_BACKOFF_MAX`]) on the probe and RTT-based
+    /// timers: doubled each time the peer shows a resend was needless (a
+    /// peer whose ACKs come later than the RTT estimate says, and whose
+    /// late ACKs cannot be samples once the packet was resent: Karn),
+    /// halved when a probe finds a real loss.
+    resend_backoff: u64,
+    /// WQEs completed since the backoff last changed: every
+    /// [`BACKOFF_DECAY_COMPLETIONS`] of them without a needless resend
+    /// halve it (a needless resend now and then, from a late ACK, must not
+    /// slow the recovery of real losses for long).
+    clean_completions: u32,
 }
+
+/// See `Requester::clean_completions`.
+const BACKOFF_DECAY_COMPLETIONS: u32 = 8;
 
 impl<const N: usize> Requester<N> {
     /// A requester in RTS with the given attributes.
@@ -425,6 +465,9 @@ impl<const N: usize> Requester<N> {
             probing: false,
             probed: None,
             unanswered: 0,
+            resend_unjudged: None,
+            resend_backoff: 1,
+            clean_completions: 0,
         }
     }
 
@@ -472,6 +515,9 @@ impl<const N: usize> Requester<N> {
         self.probing = false;
         self.probed = None;
         self.unanswered = 0;
+        self.resend_unjudged = None;
+        self.resend_backoff = 1;
+        self.clean_completions = 0;
     }
 
     /// The attributes in use.
@@ -683,6 +729,11 @@ impl<const N: usize> Requester<N> {
     /// next RTT sample if none is being taken.
     fn emit(&mut self, pkt: TxPacket, out: &mut impl ActionSink<RequesterAction>) {
         self.counters.sent_pkts += 1;
+        if let Some(w) = self.resend_unjudged.as_mut() {
+            if pkt.retransmit {
+                w.asked += 1;
+            }
+        }
         if pkt.retransmit {
             self.counters.retransmitted_pkts += 1;
             // Karn: an ACK for a packet sent twice could answer either
@@ -898,6 +949,28 @@ impl<const N: usize> Requester<N> {
         }
         // Any response shows the peer is there.
         self.unanswered = 0;
+        let needless = match self.resend_unjudged.as_mut() {
+            Some(w)
+                if pkt.psn == w.last
+                    && pkt.op == ResponseOp::Acknowledge
+                    && pkt.syndrome.is_some_and(|s| s.is_ack()) =>
+            {
+                w.acks += 1;
+                w.acks > w.asked
+            }
+            _ => false,
+        };
+        if needless {
+            // The peer acknowledged the last packet sent before the probe
+            // or RTT-based resend once more than the resend asked: once
+            // for the packet itself, late, not lost. Its ACKs come later
+            // than the estimate says (and a late ACK of a resent packet
+            // cannot be a sample: Karn), so the timers wait longer.
+            self.resend_unjudged = None;
+            self.counters.spurious_resends += 1;
+            self.resend_backoff = (self.resend_backoff * 2).min(RESEND_BACKOFF_MAX);
+            self.clean_completions = 0;
+        }
         let before = self.comp_psn;
         let rewinds = self.counters.completer_retry_err;
         self.handle_response(pkt, out);
@@ -916,7 +989,9 @@ impl<const N: usize> Requester<N> {
                     // The probes drew an ACK that stops short of the last
                     // packet: the responder holds nothing after
                     // `comp_psn` (it NAKed once, and that NAK or the
-                    // packet resent for it was lost). Go back now.
+                    // packet resent for it was lost). Go back now. A real
+                    // loss: the timers need not wait as long.
+                    self.resend_backoff = (self.resend_backoff / 2).max(1);
                     self.counters.rtt_timeouts += 1;
                     self.go_back(GoBackCause::Probe, out);
                 }
@@ -1000,7 +1075,8 @@ impl<const N: usize> Requester<N> {
                 let shift = (self.stall_step - 1).min(16);
                 rto.max(srtt.saturating_mul(2)).saturating_mul(1 << shift)
             }
-        };
+        }
+        .saturating_mul(self.resend_backoff);
         self.probe_base.saturating_add(interval.min(timeout))
     }
 
@@ -1333,6 +1409,7 @@ impl<const N: usize> Requester<N> {
             return;
         };
         self.counters.probes += 1;
+        self.watch_resend();
         out.push(RequesterAction::GoBack {
             from: oldest.header.psn,
             cause: GoBackCause::Probe,
@@ -1373,8 +1450,22 @@ impl<const N: usize> Requester<N> {
         }
     }
 
+    /// Starts judging a probe or RTT-based resend about to be sent.
+    fn watch_resend(&mut self) {
+        self.resend_unjudged = Some(ResendWatch {
+            last: self.psn_high.sub(1),
+            asked: 0,
+            acks: 0,
+        });
+    }
+
     /// Starts a go-back-N from `comp_psn`.
     fn go_back(&mut self, cause: GoBackCause, out: &mut impl ActionSink<RequesterAction>) {
+        if matches!(cause, GoBackCause::Probe | GoBackCause::RttTimeout) {
+            self.watch_resend();
+        } else {
+            self.resend_unjudged = None;
+        }
         self.started_retry = true;
         self.rewound_at = self.now;
         self.probed = None;
@@ -1441,6 +1532,13 @@ impl<const N: usize> Requester<N> {
         } else {
             0
         };
+        if status == CompletionStatus::Success && self.resend_backoff > 1 {
+            self.clean_completions += 1;
+            if self.clean_completions >= BACKOFF_DECAY_COMPLETIONS {
+                self.clean_completions = 0;
+                self.resend_backoff /= 2;
+            }
+        }
         out.push(RequesterAction::Complete(Completion {
             wqe_id: entry.wqe.id,
             status,
