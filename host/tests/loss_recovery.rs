@@ -456,7 +456,6 @@ fn a_slow_peer_teaches_the_requester_to_wait() {
         let mut due = armed(&acts).map(|u| t + u64::from(u) * US);
         let ack_at = t + delay;
         let mut resent = 0usize;
-        let mut duplicates_seen = 0usize;
         // Timer expiries before the ACK: whatever they resend reaches the
         // peer as duplicates, each re-ACKed after the same delay.
         let mut dup_acks = Vec::new();
@@ -478,10 +477,8 @@ fn a_slow_peer_teaches_the_requester_to_wait() {
         for d in dup_acks {
             // The peer's answer to a duplicate: the newest PSN it executed.
             at(&mut req, d.max(ack_at), ack(last.get()));
-            duplicates_seen += 1;
         }
         resent_per_message.push(resent);
-        let _ = duplicates_seen;
         t = ack_at + 10_000 * US;
     }
     eprintln!("packets resent per message: {resent_per_message:?}");

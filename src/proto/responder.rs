@@ -866,17 +866,7 @@ impl<const R: usize> Responder<R> {
         out: &mut impl ActionSink<ResponderAction>,
     ) -> Result<(), Fatal> {
         let args = pkt.atomic.ok_or(INVALID)?;
-        if args.va % 8 != 0 {
-            return Err(INVALID);
-        }
-        let range = RemoteRange {
-            va: args.va,
-            rkey: args.rkey,
-            len: 8,
-        };
-        if env.check_access(&range, RemoteAccess::Atomic).is_err() {
-            return Err(ACCESS);
-        }
+        check_atomic_target(&args, RemoteAccess::Atomic, env)?;
         let orig = env.execute_atomic(&args).map_err(|_| ACCESS)?;
         self.resources.insert(ResponderResource {
             first_psn: pkt.psn,
@@ -903,17 +893,10 @@ impl<const R: usize> Responder<R> {
         out: &mut impl ActionSink<ResponderAction>,
     ) -> Result<(), Fatal> {
         let args = pkt.atomic.ok_or(INVALID)?;
-        if !matches!(args.op, AtomicOp::Write { .. }) || args.va % 8 != 0 {
+        if !matches!(args.op, AtomicOp::Write { .. }) {
             return Err(INVALID);
         }
-        let range = RemoteRange {
-            va: args.va,
-            rkey: args.rkey,
-            len: 8,
-        };
-        if env.check_access(&range, RemoteAccess::Write).is_err() {
-            return Err(ACCESS);
-        }
+        check_atomic_target(&args, RemoteAccess::Write, env)?;
         env.execute_atomic(&args).map_err(|_| ACCESS)?;
         self.answer_with_empty_read_response(pkt, out);
         Ok(())
@@ -1016,6 +999,25 @@ impl<const R: usize> Responder<R> {
             status: fatal.status,
         });
     }
+}
+
+/// The 8-byte target of an atomic or ATOMIC_WRITE: aligned (else an
+/// invalid request) and allowed `access` by the key table (else a remote
+/// access error).
+fn check_atomic_target(
+    args: &AtomicArgs,
+    access: RemoteAccess,
+    env: &mut impl ResponderEnv,
+) -> Result<(), Fatal> {
+    if !args.va.is_multiple_of(8) {
+        return Err(INVALID);
+    }
+    let range = RemoteRange {
+        va: args.va,
+        rkey: args.rkey,
+        len: 8,
+    };
+    env.check_access(&range, access).map_err(|_| ACCESS)
 }
 
 /// The empty READ RESPONSE ONLY that answers an ATOMIC_WRITE or a FLUSH at

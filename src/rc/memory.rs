@@ -337,9 +337,9 @@ pub(crate) fn remote_atomic(
 /// `IB_FLUSH_MR`). Every write this driver makes to a region is a CPU
 /// copy finished before the FLUSH is processed, so a write barrier makes
 /// them globally visible, as rxe does. Persistence needs persistent
-/// memory, which registration refuses to promise
-/// ([`crate::proto::access::SUPPORTED_MR_ACCESS`]), so no region here
-/// has `FLUSH_PERSISTENT`.
+/// memory: `reg_user_mr` refuses `FLUSH_PERSISTENT` on user memory
+/// ([`crate::mr::reg_user_mr`]), so only a kernel DMA region can carry it,
+/// and for it the same barrier is all this driver does.
 pub(crate) fn remote_flush(
     rxe: &RxeDevice,
     pd: usize,
