@@ -488,3 +488,95 @@ fn a_slow_peer_teaches_the_requester_to_wait() {
     );
     assert!(!req.is_error());
 }
+
+#[test]
+fn a_read_reply_slower_than_the_rtt_teaches_the_requester_to_wait() {
+    // SRTT 100 us, then a READ of 2000 packets whose responses arrive
+    // 250 us apart (half a second in all): the responder is sending, not
+    // losing. A probe or RTT-based resend asks the responder to start the
+    // reply again from the PSN named, so every needless one costs the
+    // packets already on their way twice; the duplicates that follow show
+    // it was needless, and the timers must back off (found in the VM:
+    // t_read_error's 256 MiB READ at one vCPU never finished).
+    let mut req = measured();
+    let t0 = 1000 * US;
+    let first = 104u32;
+    let packets = 2000u32;
+    req.post(
+        SendWqe {
+            id: 7,
+            op: WqeOp::Read {
+                va: 0x8000,
+                rkey: 9,
+            },
+            length: packets * 1024,
+        },
+        &mut |_| panic!(),
+    )
+    .unwrap();
+    let acts = at(&mut req, t0, SEND_ALL);
+    assert_eq!(tx(&acts).len(), 1);
+    let mut due = armed(&acts).map(|us| t0 + u64::from(us) * US);
+    // The responder: the next PSN of the reply it sends, and the packets
+    // on their way (2 ms from it to the requester).
+    let mut cursor = first;
+    let mut in_flight: std::collections::VecDeque<(u64, u32)> = Default::default();
+    let mut sent = 0u32;
+    let mut t = t0 + 100 * US;
+    while req.outstanding_wqes() > 0 {
+        assert!(
+            sent < 4 * packets,
+            "{sent} response packets sent, READ not done"
+        );
+        // Timers that expire before the next packet lands.
+        while let Some(d) = due.filter(|d| *d <= t) {
+            let acts = at(&mut req, d, RequesterEvent::RetryTimerExpired);
+            due = armed(&acts).map(|us| d + u64::from(us) * US);
+            let acts = at(&mut req, d, SEND_ALL);
+            if let Some(us) = armed(&acts) {
+                due = Some(d + u64::from(us) * US);
+            }
+            for p in tx(&acts) {
+                // A resent READ restarts the reply from its PSN.
+                cursor = p.header.psn.get();
+            }
+        }
+        if cursor < first + packets {
+            in_flight.push_back((t + 2000 * US, cursor));
+            cursor += 1;
+            sent += 1;
+        }
+        while let Some(&(arrive, psn)) = in_flight.front() {
+            if arrive > t {
+                break;
+            }
+            in_flight.pop_front();
+            let position = match psn - first {
+                0 => Position::First,
+                i if i == packets - 1 => Position::Last,
+                _ => Position::Middle,
+            };
+            let acts = at(
+                &mut req,
+                arrive,
+                RequesterEvent::Response(ResponsePacket {
+                    psn: Psn::new(psn),
+                    op: ResponseOp::ReadResponse(position),
+                    syndrome: (position != Position::Middle).then_some(Syndrome::ACK),
+                    payload_len: 1024,
+                }),
+            );
+            if let Some(us) = armed(&acts) {
+                due = Some(arrive + u64::from(us) * US);
+            }
+        }
+        t += 250 * US;
+    }
+    let c = req.counters();
+    assert!(
+        sent <= packets + packets / 10,
+        "{sent} response packets for a {packets}-packet READ ({} probes, {} RTT go-backs)",
+        c.probes,
+        c.rtt_timeouts
+    );
+}

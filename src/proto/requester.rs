@@ -333,6 +333,8 @@ pub const RESEND_BACKOFF_MAX: u64 = 64;
 /// packets were resent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct ResendWatch {
+    /// The first PSN resent (`comp_psn` then).
+    from: Psn,
     /// The last PSN sent before the resend.
     last: Psn,
     /// Packets resent since the resend began.
@@ -958,6 +960,15 @@ impl<const N: usize> Requester<N> {
                 w.acks += 1;
                 w.acks > w.asked
             }
+            // A READ response for a PSN the resend asked for again, already
+            // received: the responder restarted its reply from there (as a
+            // duplicate READ makes it), and the original reply had got
+            // through. The reply was slower than the estimate, not lost.
+            Some(w) => {
+                matches!(pkt.op, ResponseOp::ReadResponse(_))
+                    && pkt.psn.before(self.comp_psn)
+                    && pkt.psn.within(w.from, w.last)
+            }
             _ => false,
         };
         if needless {
@@ -1453,6 +1464,9 @@ impl<const N: usize> Requester<N> {
     /// Starts judging a probe or RTT-based resend about to be sent.
     fn watch_resend(&mut self) {
         self.resend_unjudged = Some(ResendWatch {
+            // Resends follow one another faster than their duplicates
+            // come back: keep the first one's PSN.
+            from: self.resend_unjudged.map_or(self.comp_psn, |w| w.from),
             last: self.psn_high.sub(1),
             asked: 0,
             acks: 0,
