@@ -42,7 +42,7 @@ use crate::{
         queue::QueueBuf,
         table::{Counted, UseCount},
         timer::Timer,
-        work::BhWork,
+        work::TxWork,
     },
     verbs,
 };
@@ -109,7 +109,7 @@ pub(crate) struct QpBody {
     pub(crate) rnr_timer: Timer,
     /// Transmits for the QP on its transmit CPU ([`crate::sys::work::tx_cpu`]).
     #[pin]
-    pub(crate) tx_work: BhWork,
+    pub(crate) tx_work: TxWork,
     /// Packets handed to the stack and not yet freed by it (counted
     /// through `tx_link` while the QP is attached to it).
     pub(crate) tx_inflight: AtomicU32,
@@ -368,7 +368,7 @@ pub(crate) fn create(
         uses <- UseCount::new(),
         retry_timer <- Timer::new(crate::sys::qp::retry_timer_callback),
         rnr_timer <- Timer::new(crate::sys::qp::rnr_timer_callback),
-        tx_work <- BhWork::new(crate::sys::qp::tx_work_callback),
+        tx_work <- TxWork::new(crate::sys::qp::tx_work_callback),
         tx_inflight: AtomicU32::new(0),
         tx_link,
         tx_blocked: AtomicBool::new(false),

@@ -505,14 +505,28 @@ struct net_device *rxe_glue_rx_prepare(struct sk_buff *skb, bool loopback, u8 **
 	return NULL;
 }
 
+static struct workqueue_struct *rxe_glue_tx_wq;
+
+int rxe_glue_tx_wq_init(void)
+{
+	/* Bound (per-CPU): a QP's work runs on the CPU it was queued on. */
+	rxe_glue_tx_wq = alloc_workqueue("rxe_tx", WQ_PERCPU | WQ_MEM_RECLAIM, 0);
+	return rxe_glue_tx_wq ? 0 : -ENOMEM;
+}
+
+void rxe_glue_tx_wq_exit(void)
+{
+	destroy_workqueue(rxe_glue_tx_wq);
+}
+
 void rxe_glue_work_init(struct work_struct *work, void (*fn)(struct work_struct *))
 {
 	INIT_WORK(work, fn);
 }
 
-void rxe_glue_bh_work_queue_on(int cpu, struct work_struct *work)
+void rxe_glue_tx_work_queue_on(int cpu, struct work_struct *work)
 {
-	queue_work_on(cpu, system_bh_highpri_wq, work);
+	queue_work_on(cpu, rxe_glue_tx_wq, work);
 }
 
 void rxe_glue_work_disable_sync(struct work_struct *work)

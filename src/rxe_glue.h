@@ -193,9 +193,16 @@ void rxe_glue_local_bh_enable(void);
 void rxe_glue_tx_init(void (*done)(void *arg));
 void rxe_glue_skb_set_tx_owner(struct sk_buff *skb, void *arg);
 
-/* A work item on the high-priority BH workqueue (runs in softirq). */
+/*
+ * The driver's transmit workqueue: per-CPU, normal priority, process
+ * context (as rxe's rxe_wq), so that a long reply shares its CPU with the
+ * tasks there instead of running in softirq. Created at module init,
+ * destroyed at exit once no work item can be queued.
+ */
+int rxe_glue_tx_wq_init(void);
+void rxe_glue_tx_wq_exit(void);
 void rxe_glue_work_init(struct work_struct *work, void (*fn)(struct work_struct *));
-void rxe_glue_bh_work_queue_on(int cpu, struct work_struct *work);
+void rxe_glue_tx_work_queue_on(int cpu, struct work_struct *work);
 void rxe_glue_work_disable_sync(struct work_struct *work);
 /* The online CPU a QP with this key transmits from; the current CPU. */
 int rxe_glue_tx_cpu(u32 key);

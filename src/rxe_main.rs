@@ -70,8 +70,20 @@ impl kernel::Module for RxeModule {
         unsafe { sys::skb::loopback_init(recv::loopback_recv) };
         // SAFETY: Once, at init, before any device (so any packet) exists.
         unsafe { sys::skb::tx_init() };
+        // SAFETY: Once, at init, before any QP (so any transmit work)
+        // exists; `exit` in `drop` or below balances it.
+        if let Err(e) = unsafe { sys::work::init() } {
+            // SAFETY: No device, so no packet, exists yet.
+            unsafe { sys::skb::loopback_exit() };
+            debugfs::exit();
+            return Err(e);
+        }
         // SAFETY: Module init runs once; `exit` in `drop` balances it.
         if let Err(e) = unsafe { netns::init() } {
+            // SAFETY: Created above; no QP exists.
+            unsafe { sys::work::exit() };
+            // SAFETY: No device, so no packet, exists yet.
+            unsafe { sys::skb::loopback_exit() };
             debugfs::exit();
             return Err(e);
         }
@@ -79,6 +91,10 @@ impl kernel::Module for RxeModule {
         if let Err(e) = unsafe { NETDEV_NOTIFIER.register(netdev_notifier_callback) } {
             // SAFETY: `netns::init` succeeded above.
             unsafe { netns::exit() };
+            // SAFETY: Created above; no QP exists.
+            unsafe { sys::work::exit() };
+            // SAFETY: No device, so no packet, exists yet.
+            unsafe { sys::skb::loopback_exit() };
             debugfs::exit();
             return Err(e);
         }
@@ -102,6 +118,9 @@ impl Drop for RxeModule {
         sys::skb::wait_sent_packets();
         // SAFETY: Once, at exit; every device, so every QP, is gone.
         unsafe { sys::skb::loopback_exit() };
+        // SAFETY: Created in `init`; every QP, so every transmit work, is
+        // gone.
+        unsafe { sys::work::exit() };
         debugfs::exit();
         pr_info!(
             "unloaded ({} datagrams dropped on receive)\n",

@@ -409,31 +409,34 @@ pub(crate) unsafe extern "C" fn rnr_timer_callback(timer: *mut bindings::timer_l
     unsafe { timer_fired(timer, crate::rc::complete::TimerKind::Rnr) };
 }
 
-/// The transmit work of a QP runs (softirq, on the QP's transmit CPU).
+/// The transmit work of a QP runs (process context, on the QP's transmit
+/// CPU); it transmits with bottom halves off, as a softirq would.
 ///
 /// # Safety
 ///
 /// Called by the workqueue core only, for the `tx_work` of a QP's body.
 pub(crate) unsafe extern "C" fn tx_work_callback(work: *mut bindings::work_struct) {
-    let work = work.cast::<crate::sys::work::BhWork>();
+    let work = work.cast::<crate::sys::work::TxWork>();
     // SAFETY: By our contract the work is the `tx_work` in the `QpBody` of
     // an `RxeQp`, which
     // `destroy_qp` keeps alive until the work is disabled (which waits for
-    // this function); `BhWork` is a transparent `work_struct`.
+    // this function); `TxWork` is a transparent `work_struct`.
     let qp = unsafe { &*kernel::container_of!(work, RxeQp, body.tx_work) };
-    // SAFETY: As in `timer_fired`: the device outlives the QP, and a BH
-    // work item runs with bottom halves off, an RCU-bh read section.
-    let (rxe, ndev) = unsafe {
-        let ib = (*qp.ibqp.as_ptr()).device;
-        let ndev = bindings::rxe_glue_ib_netdev_rcu(ib);
-        (
-            super::ib::rxe_of(ib),
-            (!ndev.is_null()).then(|| super::net::NetDevice::from_raw(ndev)),
-        )
-    };
-    if let Some(ndev) = ndev {
-        crate::rc::transmit(rxe, qp, ndev);
-    }
+    crate::sys::work::with_bh_off(|| {
+        // SAFETY: As in `timer_fired`: the device outlives the QP, and
+        // with bottom halves off this is an RCU-bh read section.
+        let (rxe, ndev) = unsafe {
+            let ib = (*qp.ibqp.as_ptr()).device;
+            let ndev = bindings::rxe_glue_ib_netdev_rcu(ib);
+            (
+                super::ib::rxe_of(ib),
+                (!ndev.is_null()).then(|| super::net::NetDevice::from_raw(ndev)),
+            )
+        };
+        if let Some(ndev) = ndev {
+            crate::rc::transmit(rxe, qp, ndev);
+        }
+    });
 }
 
 /// What a QP's packets in flight point at instead of the QP: the QP while

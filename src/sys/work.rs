@@ -1,37 +1,74 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! A work item (`work_struct`) embedded in a pinned object, queued on the
-//! high-priority BH workqueue of a chosen CPU: its function runs in softirq
-//! context on that CPU and finds its object by `container_of`.
+//! A QP's transmit work item (`work_struct`) embedded in a pinned object,
+//! queued on the driver's per-CPU transmit workqueue on a chosen CPU: its
+//! function runs in process context on that CPU (so a long reply shares
+//! the CPU with the tasks there, as rxe's workqueue does, instead of
+//! running in softirq) and finds its object by `container_of`.
 
 use super::bindings;
 use kernel::{prelude::*, types::Opaque};
 
-/// The function a [`BhWork`] runs, with the `work_struct` queued.
+/// Creates the transmit workqueue.
+///
+/// # Safety
+///
+/// Once, at module init, before any [`TxWork`] is queued; balanced by
+/// [`exit`].
+pub(crate) unsafe fn init() -> Result {
+    // SAFETY: Our contract: once, before any use.
+    kernel::error::to_result(unsafe { bindings::rxe_glue_tx_wq_init() })
+}
+
+/// Destroys the transmit workqueue (waiting for work still on it).
+///
+/// # Safety
+///
+/// Once, at module exit, after [`init`] succeeded and once no [`TxWork`]
+/// can be queued again (every QP is gone, so every one is disabled).
+pub(crate) unsafe fn exit() {
+    // SAFETY: Our contract.
+    unsafe { bindings::rxe_glue_tx_wq_exit() };
+}
+
+/// Runs `f` with bottom halves off on this CPU: softirqs (the receive
+/// path, timers) cannot run in between, so packets `f` sends leave in the
+/// order a softirq on this CPU would see them, and `f` is an RCU read-side
+/// critical section.
+pub(crate) fn with_bh_off<R>(f: impl FnOnce() -> R) -> R {
+    // SAFETY: No requirements; balanced below.
+    unsafe { bindings::rxe_glue_local_bh_disable() };
+    let r = f();
+    // SAFETY: Balances the disable above, in the same context.
+    unsafe { bindings::rxe_glue_local_bh_enable() };
+    r
+}
+
+/// The function a [`TxWork`] runs, with the `work_struct` queued.
 pub(crate) type WorkFn = unsafe extern "C" fn(work: *mut bindings::work_struct);
 
-/// A `work_struct` for the BH workqueue.
+/// A `work_struct` for the transmit workqueue.
 ///
 /// # Invariants
 ///
-/// Set up by [`BhWork::new`]; disabled (synchronously) before its memory
-/// goes away, by [`BhWork::disable`] or on drop.
+/// Set up by [`TxWork::new`]; disabled (synchronously) before its memory
+/// goes away, by [`TxWork::disable`] or on drop.
 #[repr(transparent)]
 #[pin_data(PinnedDrop)]
-pub(crate) struct BhWork {
+pub(crate) struct TxWork {
     #[pin]
     inner: Opaque<bindings::work_struct>,
 }
 
 // SAFETY: The workqueue core serialises queueing, disabling and running.
-unsafe impl Send for BhWork {}
+unsafe impl Send for TxWork {}
 // SAFETY: As above.
-unsafe impl Sync for BhWork {}
+unsafe impl Sync for TxWork {}
 
-impl BhWork {
+impl TxWork {
     /// A work item that runs `f`, not queued.
     pub(crate) fn new(f: WorkFn) -> impl PinInit<Self> {
-        pin_init!(BhWork {
+        pin_init!(TxWork {
             // SAFETY: `slot` is valid memory for a work_struct that is never
             // moved (pinned) and is set up exactly once here.
             inner <- Opaque::ffi_init(move |slot| unsafe { bindings::rxe_glue_work_init(slot, Some(f)) }),
@@ -48,7 +85,7 @@ impl BhWork {
     /// disabled.
     pub(crate) fn queue_on(&self, cpu: u32) {
         // SAFETY: Set up by the type invariant.
-        unsafe { bindings::rxe_glue_bh_work_queue_on(cpu as i32, self.as_ptr()) };
+        unsafe { bindings::rxe_glue_tx_work_queue_on(cpu as i32, self.as_ptr()) };
     }
 
     /// Stops the work for good: cancels it if queued, waits if it runs,
@@ -60,7 +97,7 @@ impl BhWork {
 }
 
 #[pinned_drop]
-impl PinnedDrop for BhWork {
+impl PinnedDrop for TxWork {
     fn drop(self: Pin<&mut Self>) {
         self.disable();
     }

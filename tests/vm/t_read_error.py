@@ -15,12 +15,15 @@ plain UDP socket at the requester's address.
 
 Prints one line: "error after S s, SENT packets sent by the responder,
 READ packets in the READ", and exits 0 if the responder's QP is in ERROR
-within BOUND seconds of the WRITE having been posted, having sent only a
-small part of the READ. Exit 2: not in ERROR in time, while the responder
+within BOUND seconds of the WRITE having been posted, having sent less
+than 1/64 of the READ. Exit 2: not in ERROR in time, while the responder
 is still sending the READ reply; exit 3: in ERROR, but only after sending
-most of the READ reply (the C driver serves a READ to its end before it
-looks at the next request; the shell side decides whether that is
-acceptable). Exit 1: anything else."""
+more of the READ reply than that (the C driver serves a READ to its end
+before it looks at the next request; the shell side decides whether that
+is acceptable). On one vCPU this also fails when the reply starves the
+tasks of its CPU, this one included, so the WRITE goes out late: a
+transmit path in softirq let 251189 of the million packets out first.
+Exit 1: anything else."""
 import ctypes
 import mmap
 import os
@@ -169,8 +172,9 @@ def main():
         sent = None if before is None or later is None else later - before
         print("error after %.1f s, %s packets sent by the responder, %d packets in the READ"
               % (elapsed, sent, packets))
-        # In ERROR, but only once the whole READ reply was out: 3.
-        status = 3 if sent is not None and sent >= packets // 4 else 0
+        # In ERROR, but only once much of the READ reply was out (the
+        # forged WRITE is sent once 256 packets were): 3.
+        status = 3 if sent is not None and sent >= packets // 64 else 0
     else:
         time.sleep(2)
         later = sent_pkts(resp_dev)
