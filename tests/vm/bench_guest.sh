@@ -1,7 +1,9 @@
 #!/bin/bash
-# Guest side of scripts/bench.sh: for each driver named, load it and run
-# ib_write_bw -s 65536 and ib_send_lat -s 2 between two namespaces joined by
-# a veth pair (rxe1 in namespace "peer" serves, rxe0 here is the client).
+# Guest side of scripts/bench.sh: for each driver named, load it and run,
+# between two namespaces joined by a veth pair (rxe1 in namespace "peer"
+# serves, rxe0 here is the client): ib_write_bw, ib_read_bw and ib_send_bw
+# at 64 B, 4 KiB, 64 KiB and 1 MiB (RXE_BENCH_SIZES), ib_write_bw -q 16 at
+# 64 KiB, and ib_send_lat, ib_write_lat and ib_read_lat at 2 B and 4 KiB.
 # Writes $RXE_LOGDIR/bench-DRIVER.txt: one "metric value" line per number
 # ("n/a" if a run failed or timed out). A benchmark, not a test: it does not
 # judge the numbers, and ends 0 unless it could not set up at all.
@@ -61,6 +63,52 @@ col() {
     awk -v s="$2" -v n="$3" '$1 == s && NF >= n && $2 ~ /^[0-9]+$/ { v = $n } END { print (v == "" ? "n/a" : v) }' "$1"
 }
 
+# busy: CPU seconds spent outside idle and iowait so far, all CPUs (the
+# first line of /proc/stat, in USER_HZ ticks).
+busy() {
+    awk '$1 == "cpu" { printf "%d", ($2 + $3 + $4 + $7 + $8 + $9) }' /proc/stat
+}
+
+# bw NAME SIZE ITERS [ARGS...]: one bandwidth run (ib_NAME, e.g.
+# write_bw); records average and peak MB/s, Mpps and the CPU seconds per
+# GB moved (both ends run in this guest, so that is the whole cost).
+bw() {
+    local name=$1 size=$2 n=$3; shift 3
+    local tag=${name}_${size}${BW_TAG:-} b0 b1 log
+    b0=$(busy)
+    if perf "$tag" "ib_$name" -s "$size" -n "$n" "$@"; then
+        b1=$(busy)
+        log=$RXE_LOGDIR/bench-$driver-$tag.log
+        echo "${tag}_avg_MBps $(col "$log" "$size" 4)" >> "$out"
+        echo "${tag}_peak_MBps $(col "$log" "$size" 3)" >> "$out"
+        echo "${tag}_Mpps $(col "$log" "$size" 5)" >> "$out"
+        awk -v t=$((b1 - b0)) -v hz="$(getconf CLK_TCK)" -v bytes="$((size * n * ${BW_QPS:-1}))" \
+            -v m="${tag}_cpu_s_per_GB" 'BEGIN { if (bytes > 0) printf "%s %.2f\n", m, t / hz / (bytes / 1e9) }' >> "$out"
+    else
+        echo "ib_$name -s $size failed"; tail -5 "$RXE_LOGDIR/bench-$driver-$tag.log"
+    fi
+}
+
+# lat NAME SIZE: one latency run; records typical, average and p99.
+lat() {
+    local name=$1 size=$2 tag=${1}_${2} log
+    if perf "$tag" "ib_$name" -s "$size" -n "$lat_iters"; then
+        log=$RXE_LOGDIR/bench-$driver-$tag.log
+        echo "${tag}_typical_us $(col "$log" "$size" 5)" >> "$out"
+        echo "${tag}_avg_us $(col "$log" "$size" 6)" >> "$out"
+        echo "${tag}_p99_us $(col "$log" "$size" 8)" >> "$out"
+    else
+        echo "ib_$name -s $size failed"; tail -5 "$RXE_LOGDIR/bench-$driver-$tag.log"
+    fi
+}
+
+# Iterations per size: ITERS at 64 KiB, as many bytes (within 100..5000
+# messages) at the others; latency runs take ITERS round trips.
+iters_for() {
+    awk -v n="$iters" -v s="$1" 'BEGIN { v = int(n * 65536 / s); if (v > 5000) v = 5000; if (v < 100) v = 100; print v }'
+}
+lat_iters=$iters
+
 for driver in "$@"; do
     out=$RXE_LOGDIR/bench-$driver.txt
     : > "$out"
@@ -74,22 +122,17 @@ for driver in "$@"; do
         echo "could not set up driver $driver"; teardown; continue
     fi
     start=$SECONDS
-    if perf write_bw ib_write_bw -s 65536 -n "$iters"; then
-        log=$RXE_LOGDIR/bench-$driver-write_bw.log
-        echo "ib_write_bw_64k_avg_MBps $(col "$log" 65536 4)" >> "$out"
-        echo "ib_write_bw_64k_peak_MBps $(col "$log" 65536 3)" >> "$out"
-        echo "ib_write_bw_64k_Mpps $(col "$log" 65536 5)" >> "$out"
-    else
-        echo "ib_write_bw failed (rc $?)"; tail -5 "$RXE_LOGDIR/bench-$driver-write_bw.log"
-    fi
-    if perf send_lat ib_send_lat -s 2 -n "$iters"; then
-        log=$RXE_LOGDIR/bench-$driver-send_lat.log
-        echo "ib_send_lat_2_typical_us $(col "$log" 2 5)" >> "$out"
-        echo "ib_send_lat_2_avg_us $(col "$log" 2 6)" >> "$out"
-        echo "ib_send_lat_2_p99_us $(col "$log" 2 8)" >> "$out"
-    else
-        echo "ib_send_lat failed (rc $?)"; tail -5 "$RXE_LOGDIR/bench-$driver-send_lat.log"
-    fi
+    for op in write_bw read_bw send_bw; do
+        for size in ${RXE_BENCH_SIZES:-64 4096 65536 1048576}; do
+            bw "$op" "$size" "$(iters_for "$size")"
+        done
+    done
+    BW_TAG=_q16 BW_QPS=16 bw write_bw 65536 "$(( $(iters_for 65536) / 16 + 1 ))" -q 16
+    for op in send_lat write_lat read_lat; do
+        for size in 2 4096; do
+            lat "$op" "$size"
+        done
+    done
     echo "driver $driver: $((SECONDS - start)) s"
     cat "$out"
     teardown
