@@ -13,14 +13,31 @@
 #   RXE_BENCH_ITERS=100          round trips / iterations per run
 #   RXE_BENCH_BOUND=120          seconds a client may take
 #   RXE_BENCH_LOSSES="0 0.1 1 5" pingpong loss rates (%)
-#   KDIR=...                     the kernel to boot (scripts/vm.sh's default:
-#                                the test kernel)
+#   RXE_BENCH_KERNEL=bench       the kernel to boot: "bench" (default), the
+#                                benchmark kernel without debug options,
+#                                with our module built for it (as
+#                                scripts/bench.sh); or "test", the test
+#                                kernel with the repository's rdma_rxe.ko
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 logdir=${1:-$here/logs/bench-loss-$(date +%Y%m%d-%H%M%S)}
 drivers=${RXE_BENCH_DRIVERS:-c rust}
 mkdir -p "$logdir"
 rm -f "$logdir"/bench-loss-*.txt
+
+case ${RXE_BENCH_KERNEL:-bench} in
+    test) ;;
+    bench)
+        "$here/scripts/build-kernel.sh" bench >&2 || exit 1
+        KDIR=$(readlink -f "${RXE_CACHE:-/opt/rxe-rs}/kernel-bench")
+        if ! RXE_KO=$("$here/scripts/build-module.sh" bench 2> "$logdir/module-build.log"); then
+            tail -20 "$logdir/module-build.log" >&2
+            echo "bench-loss: could not build rdma_rxe.ko for the benchmark kernel" >&2
+            exit 1
+        fi
+        export KDIR RXE_KO ;;
+    *) echo "RXE_BENCH_KERNEL must be bench or test" >&2; exit 2 ;;
+esac
 
 # shellcheck disable=SC2086
 RXE_BENCH_LOSSES=${RXE_BENCH_LOSSES:-0 0.1 1 5} "$here/scripts/vm.sh" "$logdir" \
