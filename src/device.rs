@@ -17,7 +17,7 @@ use crate::{
         table::IndexTable,
     },
 };
-use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use kernel::{prelude::*, str::CStr, sync::Arc};
 
 /// Driver state of one rxe device. ib_core allocates it (zeroed) with the
@@ -26,7 +26,7 @@ use kernel::{prelude::*, str::CStr, sync::Arc};
 /// # Invariants
 ///
 /// `attr` and `port_attr` are written once, before registration, and only
-/// read afterwards. The device holds a use of `sockets` while
+/// read afterwards (what may change later is in atomics beside them). The device holds a use of `sockets` while
 /// `holds_sockets` is true.
 #[repr(C)]
 pub(crate) struct RxeDevice {
@@ -38,6 +38,12 @@ pub(crate) struct RxeDevice {
     port_attr: bindings::ib_port_attr,
     /// Active RoCE MTU of the port (an [`IbMtu`] value), from the netdev MTU.
     active_mtu: AtomicU32,
+    /// The system image GUID `query_device` reports (in `attr`'s byte
+    /// order); `modify_device` may change it.
+    sys_image_guid: AtomicU64,
+    /// The port's capability flags `query_port` reports; `modify_port`
+    /// sets and clears them (ib_cm sets `IB_PORT_CM_SUP`).
+    port_cap_flags: AtomicU32,
     /// The sockets of the namespace the device was created in (`None`
     /// until then, and after `release`): a shared record that outlives the
     /// namespace if need be, so the device never touches a dead one.
@@ -130,6 +136,8 @@ pub(crate) fn newlink(name: &CStr, ndev: &NetDevice) -> Result {
         rxe.attr = device_attr(guid);
         rxe.port_attr = port_attr();
         rxe.active_mtu = AtomicU32::new(mtu as u32);
+        rxe.sys_image_guid = AtomicU64::new(rxe.attr.sys_image_guid);
+        rxe.port_cap_flags = AtomicU32::new(rxe.port_attr.port_cap_flags);
         rxe.sockets = Some(sockets);
         rxe.holds_sockets = AtomicBool::new(true);
         // Without debugfs the device works, with no fault injection.
@@ -219,6 +227,38 @@ fn port_attr() -> bindings::ib_port_attr {
 }
 
 impl RxeDevice {
+    /// `query_device`: the attributes, with the system image GUID in force.
+    pub(crate) fn query_device(&self) -> bindings::ib_device_attr {
+        let mut attr = self.attr;
+        attr.sys_image_guid = self.sys_image_guid.load(Ordering::Relaxed);
+        attr
+    }
+
+    /// `modify_device` with `IB_DEVICE_MODIFY_SYS_IMAGE_GUID`: `guid` in
+    /// host order, as ib_core passes it.
+    pub(crate) fn set_sys_image_guid(&self, guid: u64) {
+        self.sys_image_guid.store(guid.to_be(), Ordering::Relaxed);
+    }
+
+    /// `modify_port`: sets, then clears, capability flags; only port 1
+    /// exists, and of the other changes only resetting the Q_Key violation
+    /// counter (which stays 0: no Q_Key is ever checked against a port) is
+    /// supported, as in rxe.
+    pub(crate) fn modify_port(&self, port: u32, mask: u32, set: u32, clear: u32) -> Result {
+        if port != 1 {
+            return Err(EINVAL);
+        }
+        if mask & !(bindings::RXE_GLUE_IB_PORT_RESET_QKEY_CNTR as u32) != 0 {
+            return Err(EOPNOTSUPP);
+        }
+        let _ = self
+            .port_cap_flags
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |flags| {
+                Some((flags | set) & !clear)
+            });
+        Ok(())
+    }
+
     /// `query_port`: the static attributes plus the live state of the netdev.
     pub(crate) fn query_port(&self, port: u32, attr: &mut bindings::ib_port_attr) -> Result {
         use bindings::*;
@@ -227,6 +267,7 @@ impl RxeDevice {
         }
         let ndev = self.ib.netdev().ok_or(ENODEV)?;
         *attr = self.port_attr;
+        attr.port_cap_flags = self.port_cap_flags.load(Ordering::Relaxed);
         attr.active_mtu = self.active_mtu.load(Ordering::Relaxed);
         let mut speed = attr.active_speed;
         let mut width = attr.active_width;

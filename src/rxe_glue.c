@@ -650,3 +650,7 @@ void rxe_glue_warn_bad_icrc(void)
 	pr_warn_ratelimited("rdma_rxe: bad ICRC from a peer, packet dropped\n");
 }
 
+void rxe_glue_set_node_desc(struct ib_device *ib, const char *desc)
+{
+	memcpy(ib->node_desc, desc, sizeof(ib->node_desc));
+}

@@ -242,4 +242,10 @@ void rxe_glue_trace_req_go_back(u32 qpn, u32 from_psn, u8 cause);
 void rxe_glue_trace_comp_ack(u32 qpn, u32 psn, u8 opcode, u8 syndrome, u32 msn);
 void rxe_glue_trace_retry_exhausted(u32 qpn, u8 rnr);
 
+/*
+ * Copies a new node description into @ib (IB_DEVICE_NODE_DESC_MAX bytes,
+ * as rxe: sysfs readers see it without a lock, as they do rxe's).
+ */
+void rxe_glue_set_node_desc(struct ib_device *ib, const char *desc);
+
 #endif /* RXE_GLUE_H */

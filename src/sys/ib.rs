@@ -270,6 +270,8 @@ fn device_ops() -> bindings::ib_device_ops {
         uverbs_abi_ver: bindings::RXE_GLUE_RXE_UVERBS_ABI_VERSION,
         query_device: Some(query_device_callback),
         query_port: Some(query_port_callback),
+        modify_device: Some(modify_device_callback),
+        modify_port: Some(modify_port_callback),
         query_pkey: Some(query_pkey_callback),
         get_port_immutable: Some(get_port_immutable_callback),
         get_link_layer: Some(get_link_layer_callback),
@@ -343,7 +345,64 @@ unsafe extern "C" fn query_device_callback(
         no_udata_io(udata)?;
         // SAFETY: ib_core passes a live device and an attribute buffer.
         let (rxe, attr) = unsafe { (rxe_from_ib(ib), &mut *attr) };
-        *attr = rxe.attr;
+        *attr = rxe.query_device();
+        Ok(0)
+    })
+}
+
+/// `.modify_device`: a new system image GUID or node description (what
+/// writing sysfs `node_desc` does); nothing else, as in rxe.
+///
+/// # Safety
+///
+/// Called by ib_core only, with a live device of ours and the changes,
+/// readable for the call.
+unsafe extern "C" fn modify_device_callback(
+    ib: *mut bindings::ib_device,
+    mask: c_int,
+    attr: *mut bindings::ib_device_modify,
+) -> c_int {
+    from_result(|| {
+        let guid = bindings::RXE_GLUE_IB_DEVICE_MODIFY_SYS_IMAGE_GUID;
+        let desc = bindings::RXE_GLUE_IB_DEVICE_MODIFY_NODE_DESC;
+        if mask & !(guid | desc) != 0 {
+            return Err(EOPNOTSUPP);
+        }
+        // SAFETY: ib_core passes a live device and the changes.
+        let (rxe, attr) = unsafe { (rxe_from_ib(ib), &*attr) };
+        if mask & guid != 0 {
+            rxe.set_sys_image_guid(attr.sys_image_guid);
+        }
+        if mask & desc != 0 {
+            // SAFETY: `ib` is live; `node_desc` is the size the glue copies.
+            unsafe { bindings::rxe_glue_set_node_desc(ib, attr.node_desc.as_ptr()) };
+        }
+        Ok(0)
+    })
+}
+
+/// `.modify_port`: capability flags set and cleared (ib_cm's
+/// `IB_PORT_CM_SUP`), or the Q_Key violation counter reset.
+///
+/// # Safety
+///
+/// Called by ib_core only, with a live device of ours and the changes,
+/// readable for the call.
+unsafe extern "C" fn modify_port_callback(
+    ib: *mut bindings::ib_device,
+    port: u32,
+    mask: c_int,
+    attr: *mut bindings::ib_port_modify,
+) -> c_int {
+    from_result(|| {
+        // SAFETY: ib_core passes a live device and the changes.
+        let (rxe, attr) = unsafe { (rxe_from_ib(ib), &*attr) };
+        rxe.modify_port(
+            port,
+            mask as u32,
+            attr.set_port_cap_mask,
+            attr.clr_port_cap_mask,
+        )?;
         Ok(0)
     })
 }

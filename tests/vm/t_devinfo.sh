@@ -29,6 +29,11 @@ atomic_cap|ATOMIC_HCA \(1\)
 max_pkeys|64
 local_ca_ack_delay|15
 PAIRS
+# node_desc: "rxe", and writable through sysfs (modify_device), as rxe's.
+nd=/sys/class/infiniband/rxe0/node_desc
+expect "node_desc is rxe" grep -qx rxe $nd
+expect "node_desc written through sysfs" sh -c "echo -n 'rxe-rs node 7' > $nd"
+expect "node_desc reads back" grep -qx 'rxe-rs node 7' $nd
 expect "GID table lists the link-local RoCE v2 GID" grep -qE "GID\[ *0\]:[[:space:]]+fe80::ff:fe00:a, RoCE v2" "$out"
 ip link set veth-a mtu 9000
 expect "active_mtu follows the netdev MTU (9000 -> 4096)" wait_for 5 sh -c \
