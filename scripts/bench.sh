@@ -10,7 +10,9 @@
 #   scripts/bench.sh [LOGDIR]
 #   RXE_BENCH_DRIVERS="c rust"   the drivers to run (default both; "c" alone
 #                                checks the benchmark itself)
-#   RXE_BENCH_ITERS=1000         iterations per run
+#   RXE_BENCH_ITERS=1000         iterations per run (at 64 KiB; the
+#                                same bytes at the other sizes)
+#   RXE_BENCH_SIZES="64 4096 65536 1048576"  bandwidth message sizes
 #   RXE_BENCH_KERNEL=bench       the kernel to boot: "bench" (default), the
 #                                benchmark kernel without debug options
 #                                (scripts/build-kernel.sh bench, built
@@ -44,7 +46,8 @@ case $kernel in
 esac
 
 # shellcheck disable=SC2086
-"$here/scripts/vm.sh" "$logdir" "$here/tests/vm/bench_guest.sh" -n "$iters" $drivers
+"$here/scripts/vm.sh" "$logdir" "$here/tests/vm/bench_guest.sh" -n "$iters" \
+    -s "${RXE_BENCH_SIZES:-64 4096 65536 1048576}" $drivers
 vm_rc=$?
 
 value() { # DRIVER METRIC

@@ -2,15 +2,21 @@
 # Guest side of scripts/bench.sh: for each driver named, load it and run,
 # between two namespaces joined by a veth pair (rxe1 in namespace "peer"
 # serves, rxe0 here is the client): ib_write_bw, ib_read_bw and ib_send_bw
-# at 64 B, 4 KiB, 64 KiB and 1 MiB (RXE_BENCH_SIZES), ib_write_bw -q 16 at
+# at 64 B, 4 KiB, 64 KiB and 1 MiB (-s), ib_write_bw -q 16 at
 # 64 KiB, and ib_send_lat, ib_write_lat and ib_read_lat at 2 B and 4 KiB.
 # Writes $RXE_LOGDIR/bench-DRIVER.txt: one "metric value" line per number
 # ("n/a" if a run failed or timed out). A benchmark, not a test: it does not
 # judge the numbers, and ends 0 unless it could not set up at all.
 #
-#   bench_guest.sh [-n ITERS] DRIVER...      DRIVER: c or rust
-iters=1000
-if [ "${1:-}" = -n ]; then iters=$2; shift 2; fi
+#   bench_guest.sh [-n ITERS] [-s "SIZE..."] DRIVER...      DRIVER: c or rust
+iters=1000 sizes="64 4096 65536 1048576"
+while [ $# -gt 0 ]; do
+    case $1 in
+        -n) iters=$2; shift 2 ;;
+        -s) sizes=$2; shift 2 ;;
+        *) break ;;
+    esac
+done
 [ $# -gt 0 ] || set -- c rust
 export RXE_DRIVER=$1
 . "$(dirname "$0")/lib.sh"
@@ -123,7 +129,7 @@ for driver in "$@"; do
     fi
     start=$SECONDS
     for op in write_bw read_bw send_bw; do
-        for size in ${RXE_BENCH_SIZES:-64 4096 65536 1048576}; do
+        for size in $sizes; do
             bw "$op" "$size" "$(iters_for "$size")"
         done
     done

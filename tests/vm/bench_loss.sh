@@ -12,12 +12,14 @@
 # A benchmark, not a test: it judges nothing and ends 0 unless it could not
 # set up at all.
 #
-#   bench_loss.sh [-n ITERS] [-b BOUND_S] DRIVER...      DRIVER: c or rust
-iters=100 bound=120
+#   bench_loss.sh [-n ITERS] [-b BOUND_S] [-l "LOSS%..."] DRIVER...
+#                                                      DRIVER: c or rust
+iters=100 bound=120 losses="0 0.1 1 5"
 while [ $# -gt 0 ]; do
     case $1 in
         -n) iters=$2; shift 2 ;;
         -b) bound=$2; shift 2 ;;
+        -l) losses=$2; shift 2 ;;
         *) break ;;
     esac
 done
@@ -25,7 +27,6 @@ done
 export RXE_DRIVER=$1
 . "$(dirname "$0")/lib.sh"
 set -u
-losses=${RXE_BENCH_LOSSES:-0 0.1 1 5}
 
 netem_both() { # LOSS%: netem loss on both veth ends; 0 removes it
     tc qdisc del dev veth-a root 2>/dev/null
