@@ -374,18 +374,30 @@ unsafe fn timer_fired(timer: *mut bindings::timer_list, kind: crate::rc::complet
             }
         }
     };
-    // SAFETY: The QP's device outlives the QP. A timer callback runs in
-    // softirq, an RCU read section, for which the netdev stays valid.
-    let (rxe, ndev) = unsafe {
+    // SAFETY: A timer callback runs in softirq, an RCU read section.
+    let (rxe, ndev) = unsafe { device_and_netdev(qp) };
+    if let Some(ndev) = ndev {
+        crate::rc::complete::timer_expired(rxe, qp, ndev, kind);
+    }
+}
+
+/// The QP's device and its netdev (`None` once the netdev is going away).
+///
+/// # Safety
+///
+/// The caller is in an RCU read-side section (softirq, or bottom halves
+/// off) for as long as it uses the netdev, which stays valid through it;
+/// the device outlives the QP.
+unsafe fn device_and_netdev(qp: &RxeQp) -> (&crate::device::RxeDevice, Option<&super::net::NetDevice>) {
+    // SAFETY: The QP's ib_qp points at its live device; the netdev is
+    // valid for the caller's RCU read section (our contract).
+    unsafe {
         let ib = (*qp.ibqp.as_ptr()).device;
         let ndev = bindings::rxe_glue_ib_netdev_rcu(ib);
         (
             super::ib::rxe_of(ib),
             (!ndev.is_null()).then(|| super::net::NetDevice::from_raw(ndev)),
         )
-    };
-    if let Some(ndev) = ndev {
-        crate::rc::complete::timer_expired(rxe, qp, ndev, kind);
     }
 }
 
@@ -423,16 +435,8 @@ pub(crate) unsafe extern "C" fn tx_work_callback(work: *mut bindings::work_struc
     // this function); `TxWork` is a transparent `work_struct`.
     let qp = unsafe { &*kernel::container_of!(work, RxeQp, body.tx_work) };
     crate::sys::work::with_bh_off(|| {
-        // SAFETY: As in `timer_fired`: the device outlives the QP, and
-        // with bottom halves off this is an RCU-bh read section.
-        let (rxe, ndev) = unsafe {
-            let ib = (*qp.ibqp.as_ptr()).device;
-            let ndev = bindings::rxe_glue_ib_netdev_rcu(ib);
-            (
-                super::ib::rxe_of(ib),
-                (!ndev.is_null()).then(|| super::net::NetDevice::from_raw(ndev)),
-            )
-        };
+        // SAFETY: With bottom halves off this is an RCU read section.
+        let (rxe, ndev) = unsafe { device_and_netdev(qp) };
         if let Some(ndev) = ndev {
             crate::rc::transmit(rxe, qp, ndev);
         }
