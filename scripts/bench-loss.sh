@@ -25,19 +25,8 @@ drivers=${RXE_BENCH_DRIVERS:-c rust}
 mkdir -p "$logdir"
 rm -f "$logdir"/bench-loss-*.txt
 
-case ${RXE_BENCH_KERNEL:-bench} in
-    test) ;;
-    bench)
-        "$here/scripts/build-kernel.sh" bench >&2 || exit 1
-        KDIR=$(readlink -f "${RXE_CACHE:-/opt/rxe-rs}/kernel-bench")
-        if ! RXE_KO=$("$here/scripts/build-module.sh" bench 2> "$logdir/module-build.log"); then
-            tail -20 "$logdir/module-build.log" >&2
-            echo "bench-loss: could not build rdma_rxe.ko for the benchmark kernel" >&2
-            exit 1
-        fi
-        export KDIR RXE_KO ;;
-    *) echo "RXE_BENCH_KERNEL must be bench or test" >&2; exit 2 ;;
-esac
+. "$here/scripts/lib.sh"
+bench_kernel "${RXE_BENCH_KERNEL:-bench}" "$logdir" || exit
 
 # shellcheck disable=SC2086
 # (The guest sees only the environment vm.sh passes: settings go as

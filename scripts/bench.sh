@@ -30,20 +30,8 @@ kernel=${RXE_BENCH_KERNEL:-bench}
 mkdir -p "$logdir"
 rm -f "$logdir"/bench-*.txt
 
-case $kernel in
-    test) ;;
-    bench)
-        # vm.sh boots KDIR; the guest loads RXE_KO as our driver.
-        "$here/scripts/build-kernel.sh" bench >&2 || exit 1
-        KDIR=$(readlink -f "${RXE_CACHE:-/opt/rxe-rs}/kernel-bench")
-        if ! RXE_KO=$("$here/scripts/build-module.sh" bench 2> "$logdir/module-build.log"); then
-            tail -20 "$logdir/module-build.log" >&2
-            echo "bench: could not build rdma_rxe.ko for the benchmark kernel" >&2
-            exit 1
-        fi
-        export KDIR RXE_KO ;;
-    *) echo "RXE_BENCH_KERNEL must be bench or test" >&2; exit 2 ;;
-esac
+. "$here/scripts/lib.sh"
+bench_kernel "$kernel" "$logdir" || exit
 
 # shellcheck disable=SC2086
 "$here/scripts/vm.sh" "$logdir" "$here/tests/vm/bench_guest.sh" -n "$iters" \
