@@ -388,7 +388,9 @@ unsafe fn timer_fired(timer: *mut bindings::timer_list, kind: crate::rc::complet
 /// The caller is in an RCU read-side section (softirq, or bottom halves
 /// off) for as long as it uses the netdev, which stays valid through it;
 /// the device outlives the QP.
-unsafe fn device_and_netdev(qp: &RxeQp) -> (&crate::device::RxeDevice, Option<&super::net::NetDevice>) {
+unsafe fn device_and_netdev(
+    qp: &RxeQp,
+) -> (&crate::device::RxeDevice, Option<&super::net::NetDevice>) {
     // SAFETY: The QP's ib_qp points at its live device; the netdev is
     // valid for the caller's RCU read section (our contract).
     unsafe {
