@@ -10,7 +10,8 @@
 # The VM phase: the tests to run (the C driver's, unless cached, and ours)
 # are spread over RXE_VM_GUESTS guests (default 2, of one vCPU each; one
 # guest gets 2), longest first by the durations of earlier runs; the
-# comparisons (cmp_*.sh, which only diff the two drivers' outputs) run
+# tests that need two CPUs (RXE_VM_SMP_TESTS) then run in a guest of 2
+# vCPUs; the comparisons (cmp_*.sh, which only diff the two drivers' outputs) run
 # here afterwards. The C results are cached per test in
 # $RXE_CACHE/c-pass/t/KEY, KEY a hash of the harness (tests/vm/lib.sh and
 # suite.sh, scripts/vm.sh and check-dmesg.sh, the kernel build, the
@@ -165,6 +166,19 @@ timed() {
 # What runs in a guest: the C tests not cached, and ours.
 torun=("${c_missing[@]}")
 for n in "${want[@]}"; do [[ $n != rust/* ]] || torun+=("$n"); done
+# The tests whose races need a second CPU (RXE_VM_SMP_TESTS, a regex on
+# names) run in a guest of 2 vCPUs of their own, after the others (it
+# takes both cores): one-vCPU guests never run two contexts of the driver
+# at once. With one guest of 2 vCPUs anyway, they run in it.
+smp_pattern=${RXE_VM_SMP_TESTS:-'^(c|rust)/t_last_ack$'}
+smp_run=()
+if [ "${RXE_VM_GUESTS:-2}" -gt 1 ] || [ "${RXE_VM_CPUS:-2}" -lt 2 ]; then
+    rest=()
+    for n in "${torun[@]}"; do
+        if [[ $n =~ $smp_pattern ]]; then smp_run+=("$n"); else rest+=("$n"); fi
+    done
+    torun=("${rest[@]}")
+fi
 # Spread them over RXE_VM_GUESTS guests (default 2, one per core of this
 # machine) of one vCPU each, longest first onto the least loaded guest,
 # by the durations of earlier runs ($RXE_CACHE/durations.txt, else
@@ -223,6 +237,15 @@ if [ "$nguests" -gt 0 ]; then
     done
     echo "vm: progress in $logdir/guest-g*.log"
     for p in "${pids[@]}"; do wait "$p" || true; done
+fi
+if [ ${#smp_run[@]} -gt 0 ]; then
+    guests+=(smp)
+    echo "vm: guest smp (2 vCPU, after the others): ${smp_run[*]}"
+    timed RXE_VM_QUIET=1 RXE_VM_CPUS=2 RXE_VM_TAG=smp "$here/scripts/vm.sh" "$logdir" "$suite" \
+        --only c --only rust --results "$logdir/results-smp.txt" "$(anchored "${smp_run[@]}")" \
+        > "$logdir/vm-smp.out" 2>&1 || true
+fi
+if [ ${#guests[@]} -gt 0 ]; then
     for g in "${guests[@]}"; do
         echo "---- guest $g (log: $logdir/guest-$g.log)"
         cat "$logdir/guest-$g.log" 2>/dev/null || true
@@ -243,8 +266,8 @@ if [ ${#guests[@]} -gt 1 ]; then
     awk -F'\t' -v OFS='\t' '
         FNR == 1 { g = FILENAME; sub(/.*results-/, "", g); sub(/\.txt$/, "", g) }
         $2 ~ /\/driver-selected$/ { if ($2 in have) $2 = $2 " [" g "]"; else have[$2] = 1 }
-        { print > (FILENAME ".new") }' "$logdir"/results-g*.txt
-    for f in "$logdir"/results-g*.txt.new; do mv "$f" "${f%.new}"; done
+        { print > (FILENAME ".new") }' "$logdir"/results-[gs]*.txt
+    for f in "$logdir"/results-[gs]*.txt.new; do mv "$f" "${f%.new}"; done
 fi
 
 # Cache each C result that passed (or skipped) if every guest ran clean
@@ -264,16 +287,16 @@ if [ ${#c_missing[@]} -gt 0 ] && ! [ -s "$logdir/results-extra.txt" ]; then
             cp "$f" "$entry.new/out/${f#"$logdir"/}"
         done
         c_test_outputs "$n" "$logdir" | while read -r f; do cp "$f" "$entry.new/out/"; done
-        grep -hP "^$verdict\t\Q$n\E\t" "$logdir"/results-g*.txt | head -n1 | cut -f1-4 > "$entry.new/result.txt"
+        grep -hP "^$verdict\t\Q$n\E\t" "$logdir"/results-[gs]*.txt | head -n1 | cut -f1-4 > "$entry.new/result.txt"
         echo "$(date -u '+%Y-%m-%d %H:%M UTC') ($logdir)" > "$entry.new/stamp"
         rm -rf "$entry"; mv "$entry.new" "$entry"
         stored=$((stored + 1))
-    done < <(cat "$logdir"/results-g*.txt | grep -P '^(PASS|SKIP)\tc/[^\t]*\t' | grep -v '\[g[0-9]*\]')
+    done < <(cat "$logdir"/results-[gs]*.txt | grep -P '^(PASS|SKIP)\tc/[^\t]*\t' | grep -v ' \[[a-z0-9]*\]')
     echo "vm: $stored C result(s) cached in $RXE_CACHE/c-pass/t"
 fi
 if [ ${#guests[@]} -gt 0 ]; then
     touch "$RXE_CACHE/durations.txt"
-    { cat "$logdir"/results-g*.txt 2>/dev/null | awk -F'\t' '$3 != "" && $2 !~ / / { print $2 "\t" $3 }'
+    { cat "$logdir"/results-[gs]*.txt 2>/dev/null | awk -F'\t' '$3 != "" && $2 !~ / / { print $2 "\t" $3 }'
       cat "$RXE_CACHE/durations.txt"; } | sort -s -t$'\t' -k1,1 -u > "$RXE_CACHE/durations.new" || true
     mv "$RXE_CACHE/durations.new" "$RXE_CACHE/durations.txt"
 fi
