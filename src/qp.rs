@@ -410,6 +410,11 @@ pub(crate) fn destroy(rxe: &RxeDevice, qp: &RxeQp) {
     qp.body.rnr_timer.shutdown();
     qp.body.tx_work.disable();
     qp.body.uses.drain();
+    // Nothing else touches the QP now. The ACKs it owes go out (the
+    // transmit work may have been disabled before it sent them): a peer
+    // whose last message we received must learn it, or its send never
+    // completes, as the C driver lets its responder task finish.
+    crate::rc::send_owed_acks(rxe, qp);
     // Packets still in flight point at the QP's link, which they keep
     // alive, not at the QP: give them a moment to leave, then let them go.
     let mut steps = 0;

@@ -313,6 +313,31 @@ pub(crate) fn transmit(rxe: &RxeDevice, qp: &RxeQp, ndev: &crate::sys::net::NetD
     out.send(rxe, qp);
 }
 
+/// The QP is being destroyed, its transmit work disabled and no packet
+/// reaching it any more: sends the ACKs, NAKs and atomic ACKs its responder
+/// still has queued and abandons the READ replies. A process sees its last
+/// receive completion before the ACK of that message leaves (from the
+/// transmit work, when the packet arrived on another CPU) and may destroy
+/// the QP at once; the requester on the other side would otherwise resend
+/// to a QP that is gone until its retries run out.
+pub(crate) fn send_owed_acks(rxe: &RxeDevice, qp: &RxeQp) {
+    let Some(ndev) = rxe.ib.netdev() else {
+        return;
+    };
+    crate::sys::work::with_bh_off(|| {
+        let mut out = wire::Outbox::new();
+        {
+            let mut guard = qp.body.state.lock();
+            let inner = &mut *guard;
+            if inner.rc.receiving {
+                respond::send_final_replies(rxe, inner, &ndev, &mut out);
+            }
+            inner.rc.replies.clear();
+        }
+        out.send(rxe, qp);
+    });
+}
+
 /// Posts a receive-side completion, counting an overflow. `network` is
 /// the packets' network for a message received (a kernel CQ reports it,
 /// as rxe does), `None` for a flushed WQE. Returns `false` if the CQ was

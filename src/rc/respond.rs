@@ -362,13 +362,18 @@ pub(crate) fn send_replies(
     }
 }
 
-/// The QP is about to enter ERROR: sends the queued ACKs, NAKs and atomic
+/// The QP is about to enter ERROR, or is being destroyed: sends the queued ACKs, NAKs and atomic
 /// ACKs now, room or not (the last of them is the NAK that tells the
 /// requester why), and abandons the READ replies, as rxe drops its reply in
 /// progress when its QP fails: a QP in ERROR owes no data, and a READ of
 /// gigabytes must not be built here, with bottom halves off and the QP lock
 /// held. One packet at most per queued reply, so bounded by the queue.
-fn send_final_replies(rxe: &RxeDevice, inner: &mut QpInner, ndev: &NetDevice, out: &mut Outbox) {
+pub(super) fn send_final_replies(
+    rxe: &RxeDevice,
+    inner: &mut QpInner,
+    ndev: &NetDevice,
+    out: &mut Outbox,
+) {
     while let Some(packet) = inner.rc.replies.next_packet() {
         match packet {
             ReplyPacket::One(one) => emit_one(rxe, inner, ndev, out, one),

@@ -43,8 +43,18 @@ pub(crate) const ACTIONS_MAX: usize = 2 * SQ_WINDOW + TX_BUDGET as usize + 8;
 
 /// `post_send` of a user QP (librxe's doorbell): process what the SQ ring
 /// holds. `EINVAL` before RTS, as rxe.
+///
+/// Bottom halves stay off from taking the QP lock until the packets built
+/// under it have left: on the QP's transmit CPU nothing else of the QP's
+/// (a softirq, its transmit work) can send in between, and the caller
+/// cannot migrate away, so the QP's packets leave in PSN order.
 pub(crate) fn doorbell(rxe: &RxeDevice, qp: &RxeQp) -> Result {
     let ndev = rxe.ib.netdev().ok_or(ENODEV)?;
+    crate::sys::work::with_bh_off(|| ring(rxe, qp, &ndev))
+}
+
+/// The doorbell's work, with bottom halves off.
+fn ring(rxe: &RxeDevice, qp: &RxeQp, ndev: &NetDevice) -> Result {
     let mut out = Outbox::new();
     let result = {
         let mut guard = qp.body.state.lock();
@@ -58,7 +68,7 @@ pub(crate) fn doorbell(rxe: &RxeDevice, qp: &RxeQp) -> Result {
                 if inner.rc.sending && !qp.body.qp_type.is_datagram() {
                     take_wqes(rxe, qp, inner);
                 }
-                super::transmit_or_kick(rxe, qp, inner, &ndev, &mut out);
+                super::transmit_or_kick(rxe, qp, inner, ndev, &mut out);
                 Ok(())
             }
             _ => Err(EINVAL),
