@@ -320,6 +320,19 @@ failed=$(grep -c '^FAIL' "$logdir/results.txt" || true)
 if [ "$failed" -gt 0 ]; then
     echo "failed:"
     awk -F'\t' '$1 == "FAIL" { print "    " $2 ($4 != "" ? " (" $4 ")" : "") }' "$logdir/results.txt"
+    # A kernel-log failure: the report's gist (what it is, the locks of a
+    # lockdep chain, the driver's frames), here at the end of the output,
+    # which is the part a CI summary keeps.
+    grep -oP '^FAIL\t[^\t]*\t[^\t]*\t.*kernel log: \[\s*\K[0-9.]+(?=\])' "$logdir/results.txt" | sort -u |
+        while read -r stamp; do
+            for f in "$logdir"/dmesg-*.txt; do
+                grep -q "^\[ *$stamp\]" "$f" 2>/dev/null || continue
+                echo "kernel log report at $stamp ($f):"
+                sed -n "/^\[ *$stamp\]/,+150p" "$f" |
+                    grep -E 'WARNING|BUG|is trying to acquire|already holding|-> #[0-9]|\] +(#[0-9]+: )?[0-9a-f]+ \(|lock\(|rdma_rxe|rxe_|nvme|Workqueue|Comm:' |
+                    head -n 45 | sed 's/^/    /'
+            done
+        done
 fi
 skipped=$(grep -c '^SKIP' "$logdir/results.txt" || true)
 echo "skipped: $skipped"
