@@ -122,8 +122,6 @@ run_pair() {
         local end=$((SECONDS + 60))
         while kill -0 "$spid" 2>/dev/null && [ $SECONDS -lt $end ]; do sleep 0.5; done
     fi
-    local qps_state=
-    kill -0 "$spid" 2>/dev/null && qps_state=$(grep -H . /sys/kernel/debug/rdma_rxe/*/qps 2>/dev/null)
     kill "$spid" 2>/dev/null
     wait "$spid"; local src=$?
     $ok && [ $src != 0 ] && { ok=false; why="server exit $src"; }
@@ -170,9 +168,6 @@ run_pair() {
           ip netns exec peer rdma statistic show link rxe1/1; } 2>/dev/null |
             sed 's/^/    /'
         note "  backlog drops so far (softnet_stat): $(backlog_drops)"
-        # ours counts its receive drops by reason (debugfs)
-        grep -H . /sys/kernel/debug/rdma_rxe/rcvd_drop_* 2>/dev/null | sed 's/^/    /'
-        [ -z "$qps_state" ] || echo "$qps_state" | sed 's/^/    qps (server still up): /'
     fi
 }
 
