@@ -95,4 +95,16 @@ impl Counters {
     pub(crate) fn snapshot(&self) -> [u64; COUNT] {
         core::array::from_fn(|i| self.0[i].load(Ordering::Relaxed))
     }
+
+    /// What the performance management agent reports.
+    pub(crate) fn port_counters(&self) -> crate::proto::perf_mgmt::PortCounters {
+        let get = |c: Counter| self.0[c as usize].load(Ordering::Relaxed);
+        crate::proto::perf_mgmt::PortCounters {
+            sent_bytes: get(Counter::SentBytes),
+            rcvd_bytes: get(Counter::RcvdBytes),
+            sent_pkts: get(Counter::SentPkts),
+            rcvd_pkts: get(Counter::RcvdPkts),
+            link_downed: get(Counter::LinkDowned),
+        }
+    }
 }

@@ -18,6 +18,7 @@ pub mod headers;
 pub mod icrc;
 pub mod opcode;
 pub mod packet;
+pub mod perf_mgmt;
 pub mod psn;
 pub mod qp_attr;
 pub mod replay;

@@ -309,6 +309,7 @@ fn device_ops() -> bindings::ib_device_ops {
         mmap_free: Some(super::queue::mmap_free_callback),
         alloc_hw_port_stats: Some(alloc_hw_port_stats_callback),
         get_hw_stats: Some(get_hw_stats_callback),
+        process_mad: Some(process_mad_callback),
         enable_driver: Some(enable_driver_callback),
         dealloc_driver: Some(dealloc_driver_callback),
         size_ib_pd: core::mem::size_of::<verbs::RxePd>(),
@@ -598,6 +599,40 @@ extern "C" fn alloc_hw_port_stats_callback(
             bindings::RXE_GLUE_RDMA_HW_STATS_DEFAULT_LIFESPAN,
         )
     }
+}
+
+/// `.process_mad`: the performance management agent
+/// ([`crate::proto::perf_mgmt`]); ib_core calls it for sysfs `counters/`
+/// and for every MAD received on QP1.
+///
+/// # Safety
+///
+/// Called by ib_core only, with a live device of ours, a readable IB MAD of
+/// `size_of::<ib_mad>()` bytes and a writable one for the answer.
+unsafe extern "C" fn process_mad_callback(
+    ib: *mut bindings::ib_device,
+    _mad_flags: c_int,
+    port: u32,
+    _in_wc: *const bindings::ib_wc,
+    _in_grh: *const bindings::ib_grh,
+    in_mad: *const bindings::ib_mad,
+    out_mad: *mut bindings::ib_mad,
+    _out_mad_size: *mut usize,
+    _out_mad_pkey_index: *mut u16,
+) -> c_int {
+    use crate::proto::perf_mgmt::{answer, MAD_SIZE};
+    const { assert!(core::mem::size_of::<bindings::ib_mad>() == MAD_SIZE) };
+    // SAFETY: ib_core passes a live device of ours, a whole IB MAD to read
+    // and one to write (see above); `ib_mad` is plain bytes, of the size
+    // asserted.
+    let (rxe, input, out) = unsafe {
+        (
+            rxe_from_ib(ib),
+            &*in_mad.cast::<[u8; MAD_SIZE]>(),
+            &mut *out_mad.cast::<[u8; MAD_SIZE]>(),
+        )
+    };
+    answer(port, input, &rxe.counters.port_counters(), out)
 }
 
 /// `.get_hw_stats`: fills `stats` with the counters' current values.
