@@ -72,6 +72,7 @@ logdir=$(cd "$logdir" && pwd)
 # The guest runs the host's userspace: build the test programs here, where
 # gcc is not emulated (x_hostile_ring.sh looks for it in the log directory).
 gcc -O1 -g -Wall -Werror -o "$logdir/hostile_ring" tests/vm/hostile_ring.c -libverbs
+gcc -O1 -g -Wall -Werror -o "$logdir/rereg" tests/vm/rereg.c -libverbs
 # The kernel-verbs test module (t_kverbs.sh), against the test kernel.
 mkdir -p "$logdir/kmod"
 cp tests/kmod/Kbuild tests/kmod/*.c "$logdir/kmod/"

@@ -60,6 +60,10 @@ pub(crate) struct RxeDevice {
     pub(crate) mrs: AtomicU32,
     /// Memory regions by key index.
     pub(crate) keys: IndexTable<crate::mr::RxeMr>,
+    /// Allocated memory windows.
+    pub(crate) mw_count: AtomicU32,
+    /// Memory windows by key index.
+    pub(crate) windows: IndexTable<crate::mw::RxeMw>,
     /// Created queue pairs.
     pub(crate) qp_count: AtomicU32,
     /// Queue pairs by QP number.
@@ -130,6 +134,8 @@ pub(crate) fn newlink(name: &CStr, ndev: &NetDevice) -> Result {
         unsafe { rxe.ahs.init() };
         // SAFETY: As for the key table.
         unsafe { rxe.srqs.init() };
+        // SAFETY: As for the key table.
+        unsafe { rxe.windows.init() };
         let sockets = netns::acquire_sockets(net)?;
         // From here on the socket use belongs to the device: `release`
         // gives it back on every path, including a failed registration.
@@ -149,12 +155,9 @@ pub(crate) fn newlink(name: &CStr, ndev: &NetDevice) -> Result {
     })
 }
 
-/// The attributes `query_device` reports: the C driver's values, less the
-/// capabilities this driver does not implement. The C driver also sets
-/// `IB_DEVICE_MEM_WINDOW` and `IB_DEVICE_MEM_WINDOW_TYPE_2B`; there are no
-/// memory windows here, and a ULP that reads those bits would use them, so
-/// they are left out (`tests/vm/cmp_devinfo.sh` names exactly this
-/// difference). `IB_DEVICE_MEM_MGT_EXTENSIONS` (fast registration:
+/// The attributes `query_device` reports: the C driver's values.
+/// `IB_DEVICE_MEM_WINDOW` and `IB_DEVICE_MEM_WINDOW_TYPE_2B`: memory
+/// windows of type 1 and 2B (`crate::mw`). `IB_DEVICE_MEM_MGT_EXTENSIONS` (fast registration:
 /// `alloc_mr`, `map_mr_sg`, REG_MR, LOCAL_INV, SEND_WITH_INV) is
 /// advertised, as NVMe over RDMA requires it (`t_fastreg`).
 fn device_attr(sys_image_guid: [u8; 8]) -> bindings::ib_device_attr {
@@ -169,6 +172,8 @@ fn device_attr(sys_image_guid: [u8; 8]) -> bindings::ib_device_attr {
         | ib_device_cap_flags_IB_DEVICE_RC_RNR_NAK_GEN
         | ib_device_cap_flags_IB_DEVICE_SRQ_RESIZE
         | ib_device_cap_flags_IB_DEVICE_MEM_MGT_EXTENSIONS
+        | ib_device_cap_flags_IB_DEVICE_MEM_WINDOW
+        | ib_device_cap_flags_IB_DEVICE_MEM_WINDOW_TYPE_2B
         | ib_device_cap_flags_IB_DEVICE_FLUSH_GLOBAL
         | ib_device_cap_flags_IB_DEVICE_FLUSH_PERSISTENT
         | ib_device_cap_flags_IB_DEVICE_ATOMIC_WRITE;
@@ -362,6 +367,9 @@ impl RxeDevice {
         unsafe { self.qps.destroy() };
         // SAFETY: ib_core destroyed every AH before freeing the device.
         unsafe { self.ahs.destroy() };
+        // SAFETY: ib_core deallocated every window before freeing the
+        // device.
+        unsafe { self.windows.destroy() };
         // SAFETY: ib_core destroyed every SRQ before freeing the device.
         unsafe { self.srqs.destroy() };
         // SAFETY: No packet path runs for the device any more: its QPs are

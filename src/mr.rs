@@ -16,9 +16,12 @@
 
 use crate::{
     device::RxeDevice,
-    proto::access::{
-        self, AccessError, Extent, FastReg, FastRegError, MemKey, PageMap, RegionKeys,
-        MAX_FAST_REG_PAGES, MR_INDEX_MAX,
+    proto::{
+        access::{
+            self, AccessError, Extent, FastReg, FastRegError, MemKey, PageMap, RegionKeys,
+            MAX_FAST_REG_PAGES, MR_INDEX_MAX,
+        },
+        window::{names_window, WindowUser},
     },
     sys::{
         mr::{random_key8, IbMr, PageList, Umem},
@@ -26,7 +29,7 @@ use crate::{
     },
     verbs,
 };
-use core::sync::atomic::AtomicPtr;
+use core::sync::atomic::{AtomicPtr, AtomicU32, AtomicUsize, Ordering};
 use kernel::{new_spinlock_irq, prelude::*, sync::SpinLockIrq};
 
 /// Page size of the page list of a user region.
@@ -38,10 +41,18 @@ const PAGE_SHIFT: u32 = kernel::page::PAGE_SHIFT as u32;
 pub(crate) struct RxeMr {
     /// The ib_core object; must stay the first field.
     pub(crate) ibmr: IbMr,
-    /// What key lookups check.
-    pub(crate) keys: RegionKeys,
+    /// What key lookups check, as registered ([`RxeMr::keys`] gives them
+    /// with what `rereg_user_mr` changed since).
+    registered: RegionKeys,
+    /// The protection domain (an identity) since the last
+    /// `rereg_user_mr` that changed it.
+    pd: AtomicUsize,
+    /// The access bits since the last `rereg_user_mr` that changed them.
+    access: AtomicU32,
     /// The memory behind the region.
     pub(crate) memory: MrMemory,
+    /// Memory windows bound to the region (see [`crate::mw`]).
+    pub(crate) windows: AtomicU32,
     /// The key table's use and the data path's.
     #[pin]
     uses: UseCount,
@@ -50,6 +61,23 @@ pub(crate) struct RxeMr {
 impl Counted for RxeMr {
     fn uses(&self) -> &UseCount {
         &self.uses
+    }
+}
+
+impl RxeMr {
+    /// What key lookups check now: the registered keys and extent, with
+    /// the protection domain and access `rereg_user_mr` may have changed.
+    pub(crate) fn keys(&self) -> RegionKeys {
+        RegionKeys {
+            pd: self.pd.load(Ordering::Relaxed),
+            access: self.access.load(Ordering::Relaxed),
+            ..self.registered
+        }
+    }
+
+    /// The region's lkey (never changed by `rereg_user_mr`).
+    pub(crate) fn lkey(&self) -> MemKey {
+        self.registered.lkey
     }
 }
 
@@ -66,7 +94,6 @@ pub(crate) enum MrMemory {
         /// is dropped first.
         pages: PageList,
         /// Keeps the pages pinned.
-        #[expect(dead_code, reason = "never read: it unpins the pages when dropped")]
         umem: Umem,
     },
     /// A fast-registration region (`alloc_mr`): pages a kernel ULP maps
@@ -182,8 +209,11 @@ fn register(
         KBox::pin_init(
             pin_init!(RxeMr {
                 ibmr: IbMr::new(key.0, key.0),
-                keys,
+                registered: keys,
+                pd: AtomicUsize::new(pd),
+                access: AtomicU32::new(access),
                 memory,
+                windows: AtomicU32::new(0),
                 uses <- UseCount::new(),
             }),
             GFP_KERNEL,
@@ -245,16 +275,67 @@ pub(crate) fn reg_user_mr(
     register(rxe, pd, access, extent, |_| Ok(memory))
 }
 
-/// `dereg_mr`: unpublishes the region, waits for its last use, then frees
-/// it (unpinning user memory).
+/// `dereg_mr`, first half: removes the region from the key table, so
+/// that no new use can start, unless memory windows are bound to it
+/// (`EINVAL`, as rxe; the region stays registered).
+pub(crate) fn unpublish(rxe: &RxeDevice, mr: &RxeMr) -> Result {
+    crate::mw::unpublish_region(rxe, mr)
+}
+
+/// `dereg_mr`, second half, after [`unpublish`]: waits for the region's
+/// last use, then frees it (unpinning user memory).
 pub(crate) fn dereg_mr(rxe: &RxeDevice, mr: Pin<KBox<RxeMr>>) {
-    rxe.keys.remove(mr.keys.lkey.index());
     if let MrMemory::Fast(fast) = &mr.memory {
         fast.state.lock().reg.deallocate();
     }
     mr.uses.drain();
     drop(mr);
     verbs::return_budget(&rxe.mrs);
+}
+
+/// `rereg_user_mr` flags this driver carries out (rxe's: a new protection
+/// domain, new access bits; a new translation, `IB_MR_REREG_TRANS`, is
+/// refused).
+pub(crate) mod rereg {
+    /// `IB_MR_REREG_PD`.
+    pub(crate) const PD: u32 = 1 << 1;
+    /// `IB_MR_REREG_ACCESS`.
+    pub(crate) const ACCESS: u32 = 1 << 2;
+}
+
+/// `rereg_user_mr` of user region `mr`: with [`rereg::PD`] it moves to
+/// protection domain `pd`, with [`rereg::ACCESS`] it takes the access bits
+/// `access`; keys, memory and bound windows stay. A new translation
+/// (`IB_MR_REREG_TRANS`) is `EOPNOTSUPP`, as in rxe; so is any access bit a
+/// registration could not have; write access to pages that were pinned
+/// read-only is `EACCES`. Nothing changes unless everything asked can be
+/// done.
+pub(crate) fn rereg_user_mr(mr: &RxeMr, flags: u32, pd: usize, access: u32) -> Result {
+    let MrMemory::User { umem, .. } = &mr.memory else {
+        return Err(EOPNOTSUPP);
+    };
+    if flags & !(rereg::PD | rereg::ACCESS) != 0 {
+        return Err(EOPNOTSUPP);
+    }
+    // Write access to pages pinned read-only: `EACCES`.
+    umem.check_rereg(flags, access)?;
+    let access = if flags & rereg::ACCESS != 0 {
+        let a = access::check_registration_access(access).map_err(registration_error)?;
+        if a & crate::abi::values::access::FLUSH_PERSISTENT != 0 {
+            // As at registration: no persistent memory here.
+            return Err(EINVAL);
+        }
+        Some(a)
+    } else {
+        None
+    };
+    if flags & rereg::PD != 0 {
+        mr.pd.store(pd, Ordering::Relaxed);
+    }
+    if let Some(a) = access {
+        mr.access.store(a, Ordering::Relaxed);
+    }
+    Ok(())
 }
 
 /// `alloc_mr` (`IB_MR_TYPE_MEM_REG`): a fast-registration region for up to
@@ -325,9 +406,15 @@ pub(crate) fn reg_mr(
     Ok(())
 }
 
-/// IB_WR_LOCAL_INV or a remote invalidation (SEND_WITH_INV) of `key` by a
-/// QP in `qp_pd`: the fast-registration region it names becomes Free.
-pub(crate) fn invalidate(rxe: &RxeDevice, qp_pd: usize, key: u32) -> Result<(), FastRegError> {
+/// IB_WR_LOCAL_INV or a remote invalidation (SEND_WITH_INV) of `key` by
+/// the QP `user`: the fast-registration region or type 2 memory window it
+/// names becomes Free. A window that cannot be invalidated is reported as
+/// an unknown key (both complete with the same status).
+pub(crate) fn invalidate(rxe: &RxeDevice, user: WindowUser, key: u32) -> Result<(), FastRegError> {
+    if names_window(MemKey(key)) {
+        return crate::mw::invalidate(rxe, user, key).map_err(|_| FastRegError::UnknownKey);
+    }
+    let qp_pd = user.pd;
     let mr = rxe
         .keys
         .lookup(MemKey(key).index())

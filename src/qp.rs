@@ -415,6 +415,7 @@ pub(crate) fn destroy(rxe: &RxeDevice, qp: &RxeQp) {
     // whose last message we received must learn it, or its send never
     // completes, as the C driver lets its responder task finish.
     crate::rc::send_owed_acks(rxe, qp);
+    crate::mw::qp_destroyed(rxe, qp.key_user());
     // Packets still in flight point at the QP's link, which they keep
     // alive, not at the QP: give them a moment to leave, then let them go.
     let mut steps = 0;
@@ -515,5 +516,14 @@ impl RxeQp {
     /// The attributes for `query_qp`.
     pub(crate) fn attrs(&self) -> QpAttrs {
         self.body.state.lock().attrs
+    }
+
+    /// Who this QP is to the key table: its PD, and its number for the
+    /// memory windows bound to it.
+    pub(crate) fn key_user(&self) -> crate::proto::window::WindowUser {
+        crate::proto::window::WindowUser {
+            pd: self.ibqp.pd_id(),
+            qpn: self.body.qpn,
+        }
     }
 }

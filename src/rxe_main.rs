@@ -16,6 +16,7 @@ mod debugfs;
 mod device;
 mod fault;
 mod mr;
+mod mw;
 mod netns;
 mod params;
 pub mod proto;
@@ -66,6 +67,8 @@ impl kernel::Module for RxeModule {
         unsafe { debugfs::init() };
         // SAFETY: Module init runs once, before any device exists.
         unsafe { rc::init() };
+        // SAFETY: Module init runs once, before any device exists.
+        unsafe { mw::init() };
         // SAFETY: Once, at init, before any device (so any packet) exists.
         unsafe { sys::skb::loopback_init(recv::loopback_recv) };
         // SAFETY: Once, at init, before any device (so any packet) exists.

@@ -27,4 +27,5 @@ pub mod responder;
 pub mod rtt;
 pub mod translate;
 pub mod transport;
+pub mod window;
 pub mod work_request;

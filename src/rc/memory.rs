@@ -12,7 +12,10 @@ use crate::{
     },
     device::RxeDevice,
     mr::{FastMr, MrMemory, RxeMr},
-    proto::access::{AccessError, KeyUse, MemKey},
+    proto::{
+        access::{AccessError, KeyUse, MemKey},
+        window::{names_window, WindowUser},
+    },
 };
 
 /// Which way bytes move between a buffer and a region.
@@ -32,26 +35,43 @@ impl Io<'_> {
     }
 }
 
-/// Moves bytes between `io` and `[va, va + len)` of the region `key` names,
-/// if the key table allows `need` for `key_use` from `pd`.
+/// Moves bytes between `io` and `[va, va + len)` of the region `key` names
+/// (directly, or for a remote key through a memory window), if the key
+/// table allows `need` for `key_use` by the QP `user`.
 fn region_io(
     rxe: &RxeDevice,
     key: u32,
     key_use: KeyUse,
-    pd: usize,
+    user: WindowUser,
     need: u32,
     va: u64,
     io: Io<'_>,
 ) -> Result<(), AccessError> {
     let key = MemKey(key);
+    if names_window(key) {
+        if key_use == KeyUse::Local {
+            return Err(AccessError::UnknownKey);
+        }
+        let (mr, off) = crate::mw::resolve(rxe, key, user, need, va, io.len() as u64)?;
+        return placed_io(&mr, off, va, io);
+    }
     let mr = rxe
         .keys
         .lookup(key.index())
         .ok_or(AccessError::UnknownKey)?;
     if let MrMemory::Fast(fast) = &mr.memory {
-        return fast_io(fast, key, key_use, pd, need, va, io);
+        return fast_io(fast, key, key_use, user.pd, need, va, io);
     }
-    let off = mr.keys.check(key, key_use, pd, need, va, io.len() as u64)?;
+    let off = mr
+        .keys()
+        .check(key, key_use, user.pd, need, va, io.len() as u64)?;
+    placed_io(&mr, off, va, io)
+}
+
+/// Moves bytes between `io` and the user or DMA region `mr`, at offset
+/// `off` in the region (kernel virtual address `va` for a DMA region), once
+/// the access is decided.
+fn placed_io(mr: &RxeMr, off: u64, va: u64, io: Io<'_>) -> Result<(), AccessError> {
     match &mr.memory {
         MrMemory::User {
             first_page_offset,
@@ -123,7 +143,7 @@ fn check_key(
 ) -> Result<u64, AccessError> {
     match &mr.memory {
         MrMemory::Fast(fast) => fast.state.lock().reg.check(key, key_use, pd, need, va, len),
-        _ => mr.keys.check(key, key_use, pd, need, va, len),
+        _ => mr.keys().check(key, key_use, pd, need, va, len),
     }
 }
 
@@ -131,7 +151,7 @@ fn check_key(
 /// `sges`, moving each piece with `need` access.
 fn sge_io(
     rxe: &RxeDevice,
-    pd: usize,
+    user: WindowUser,
     sges: &SgeList,
     need: u32,
     offset: u32,
@@ -155,7 +175,7 @@ fn sge_io(
                 Io::Read(b) => Io::Read(&mut b[done..done + n]),
                 Io::Write(b) => Io::Write(&b[done..done + n]),
             };
-            region_io(rxe, sge.lkey, KeyUse::Local, pd, need, va, piece)?;
+            region_io(rxe, sge.lkey, KeyUse::Local, user, need, va, piece)?;
             done += n;
         }
         pos = sge_end;
@@ -165,6 +185,12 @@ fn sge_io(
     } else {
         Err(AccessError::OutOfBounds)
     }
+}
+
+/// The QP in `pd` using its own lkeys (which never name a window, so its
+/// number does not matter).
+fn local(pd: usize) -> WindowUser {
+    WindowUser { pd, qpn: 0 }
 }
 
 /// Copies bytes `[offset, offset + dst.len())` of a send WQE's payload into
@@ -186,7 +212,7 @@ pub(crate) fn gather(
             dst.copy_from_slice(src);
             Ok(())
         }
-        Payload::Sges(sges) => sge_io(rxe, pd, sges, 0, offset, Io::Read(dst)),
+        Payload::Sges(sges) => sge_io(rxe, local(pd), sges, 0, offset, Io::Read(dst)),
         // ATOMIC_WRITE's payload is the value the WQE carries.
         Payload::None => match wqe.op {
             SendOp::AtomicWrite { value, .. } => {
@@ -245,13 +271,20 @@ pub(crate) fn scatter(
     offset: u32,
     src: &[u8],
 ) -> Result<(), AccessError> {
-    sge_io(rxe, pd, sges, access::LOCAL_WRITE, offset, Io::Write(src))
+    sge_io(
+        rxe,
+        local(pd),
+        sges,
+        access::LOCAL_WRITE,
+        offset,
+        Io::Write(src),
+    )
 }
 
 /// Writes `src` at `va` of the region `rkey` names (RDMA WRITE).
 pub(crate) fn remote_write(
     rxe: &RxeDevice,
-    pd: usize,
+    user: WindowUser,
     rkey: u32,
     va: u64,
     src: &[u8],
@@ -260,7 +293,7 @@ pub(crate) fn remote_write(
         rxe,
         rkey,
         KeyUse::Remote,
-        pd,
+        user,
         access::REMOTE_WRITE,
         va,
         Io::Write(src),
@@ -270,7 +303,7 @@ pub(crate) fn remote_write(
 /// Reads `dst.len()` bytes at `va` of the region `rkey` names (RDMA READ).
 pub(crate) fn remote_read(
     rxe: &RxeDevice,
-    pd: usize,
+    user: WindowUser,
     rkey: u32,
     va: u64,
     dst: &mut [u8],
@@ -284,29 +317,32 @@ pub(crate) fn remote_read(
         rxe,
         rkey,
         KeyUse::Remote,
-        pd,
+        user,
         access::REMOTE_READ,
         va,
         Io::Read(dst),
     )
 }
 
-/// Whether the key table lets `pd` access `[va, va + len)` of `rkey` with
+/// Whether the key table lets the QP `user` access `[va, va + len)` of `rkey` with
 /// `need` (checked once per message, before anything is placed).
 pub(crate) fn check_remote(
     rxe: &RxeDevice,
-    pd: usize,
+    user: WindowUser,
     rkey: u32,
     need: u32,
     va: u64,
     len: u64,
 ) -> Result<(), AccessError> {
     let key = MemKey(rkey);
+    if names_window(key) {
+        return crate::mw::resolve(rxe, key, user, need, va, len).map(|_| ());
+    }
     let mr = rxe
         .keys
         .lookup(key.index())
         .ok_or(AccessError::UnknownKey)?;
-    check_key(&mr, key, KeyUse::Remote, pd, need, va, len).map(|_| ())
+    check_key(&mr, key, KeyUse::Remote, user.pd, need, va, len).map(|_| ())
 }
 
 /// Executes an 8-byte atomic at `va` of `rkey` with `need` access
@@ -316,7 +352,7 @@ pub(crate) fn check_remote(
 /// and are read and written as one piece each.
 pub(crate) fn remote_atomic(
     rxe: &RxeDevice,
-    pd: usize,
+    user: WindowUser,
     rkey: u32,
     need: u32,
     va: u64,
@@ -324,10 +360,18 @@ pub(crate) fn remote_atomic(
 ) -> Result<u64, AccessError> {
     let _guard = crate::rc::ATOMIC_LOCK.lock();
     let mut orig = [0u8; 8];
-    region_io(rxe, rkey, KeyUse::Remote, pd, need, va, Io::Read(&mut orig))?;
+    region_io(
+        rxe,
+        rkey,
+        KeyUse::Remote,
+        user,
+        need,
+        va,
+        Io::Read(&mut orig),
+    )?;
     let orig = u64::from_ne_bytes(orig);
     let new = op(orig).to_ne_bytes();
-    region_io(rxe, rkey, KeyUse::Remote, pd, need, va, Io::Write(&new))?;
+    region_io(rxe, rkey, KeyUse::Remote, user, need, va, Io::Write(&new))?;
     Ok(orig)
 }
 
@@ -342,13 +386,13 @@ pub(crate) fn remote_atomic(
 /// and for it the same barrier is all this driver does.
 pub(crate) fn remote_flush(
     rxe: &RxeDevice,
-    pd: usize,
+    user: WindowUser,
     rkey: u32,
     need: u32,
     va: u64,
     len: u64,
 ) -> Result<(), AccessError> {
-    match check_remote(rxe, pd, rkey, need, va, len) {
+    match check_remote(rxe, user, rkey, need, va, len) {
         Ok(()) => {}
         Err(AccessError::OutOfBounds) if len == 0 => {}
         Err(e) => return Err(e),

@@ -46,7 +46,6 @@ const ACTIONS_MAX: usize = 8;
 struct Env<'a> {
     rxe: &'a RxeDevice,
     qp: &'a RxeQp,
-    pd: usize,
     rq: &'a mut Option<WorkQueue>,
     next: &'a mut Option<RecvWqe>,
 }
@@ -66,7 +65,7 @@ impl ResponderEnv for Env<'_> {
         let need = access_bits(want);
         memory::check_remote(
             self.rxe,
-            self.pd,
+            self.qp.key_user(),
             range.rkey,
             need,
             range.va,
@@ -83,7 +82,7 @@ impl ResponderEnv for Env<'_> {
         };
         memory::remote_atomic(
             self.rxe,
-            self.pd,
+            self.qp.key_user(),
             args.rkey,
             need,
             args.va,
@@ -105,7 +104,7 @@ impl ResponderEnv for Env<'_> {
     fn flush(&mut self, range: &RemoteRange, want: RemoteAccess) -> Result<(), AccessError> {
         memory::remote_flush(
             self.rxe,
-            self.pd,
+            self.qp.key_user(),
             range.rkey,
             access_bits(want),
             range.va,
@@ -251,7 +250,6 @@ pub(crate) fn on_request(
         let mut env = Env {
             rxe,
             qp,
-            pd: qp.ibqp.pd_id(),
             rq,
             next: next_recv,
         };
@@ -434,9 +432,8 @@ fn send_one_reply(
                 ..ExtHeaders::default()
             };
             let r = p.range;
-            let pd = qp.ibqp.pd_id();
             let sent = path.emit(rxe, out, &bth, &ext, r.len as usize, |buf| {
-                memory::remote_read(rxe, pd, r.rkey, r.va, buf).map_err(|_| ())
+                memory::remote_read(rxe, qp.key_user(), r.rkey, r.va, buf).map_err(|_| ())
             });
             if sent.is_err() {
                 // The rest of this reply is useless without this packet;
@@ -496,7 +493,7 @@ fn run(
                 PlaceTarget::Memory { va, rkey } => {
                     // Checked when the message started; fails only if the
                     // region was deregistered since.
-                    if memory::remote_write(rxe, pd, rkey, va, data).is_err() {
+                    if memory::remote_write(rxe, qp.key_user(), rkey, va, data).is_err() {
                         rxe.counters.inc(Counter::SendErr);
                     }
                 }
@@ -520,7 +517,7 @@ fn run(
             // fails (rxe's class J).
             if let (Some(rkey), CompletionStatus::Success, None) = (invalidate_rkey, status, failed)
             {
-                if let Err(e) = crate::mr::invalidate(rxe, pd, rkey) {
+                if let Err(e) = crate::mr::invalidate(rxe, qp.key_user(), rkey) {
                     failed = Some(e.wc_status(Invalidation::Remote));
                     inner.rc.fail_after_replies = true;
                 }

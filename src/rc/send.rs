@@ -26,6 +26,7 @@ use crate::{
         qp_attr::{QpState, QpType},
         requester::{GoBackCause, RequesterAction, RequesterCounters, RequesterEvent},
         transport::CompletionStatus,
+        window::{BindRequest, WindowUser},
         work_request::{requester_wqe, NotTransport},
     },
     qp::{QpInner, RxeQp, TX_INFLIGHT_HIGH, TX_INFLIGHT_LOW},
@@ -204,7 +205,7 @@ fn take_wqes(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
                     // effect and completions stay in order.
                     return;
                 }
-                let status = local_operation(rxe, pd, &local);
+                let status = local_operation(rxe, qp.key_user(), &local);
                 // Not taken: the slot is the ring's oldest.
                 inner.sq.advance(&qp.body.sq_buf);
                 if status != WcStatus::Success || local.signaled(qp.body.sq_sig_all) {
@@ -258,18 +259,41 @@ fn take_wqes(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
     }
 }
 
-/// Carries out a local operation of a QP in `pd` (no packet): IB_WR_REG_MR
-/// and IB_WR_LOCAL_INV on fast-registration regions. Returns the status
-/// of its completion; BIND_MW fails (no memory windows).
-fn local_operation(rxe: &RxeDevice, pd: usize, wqe: &PostedWqe) -> WcStatus {
+/// Carries out a local operation of the QP `user` (no packet):
+/// IB_WR_REG_MR and IB_WR_LOCAL_INV on fast-registration regions,
+/// IB_WR_BIND_MW and LOCAL_INV of memory windows. Returns the status of
+/// its completion (rxe's: `MW_BIND_ERR` for a failed bind,
+/// `LOC_QP_OP_ERR` for the others).
+fn local_operation(rxe: &RxeDevice, user: WindowUser, wqe: &PostedWqe) -> WcStatus {
     let done = match wqe.op {
         SendOp::RegMr {
             mr_index,
             iova,
             key,
             access,
-        } => crate::mr::reg_mr(rxe, pd, mr_index, iova, key, access),
-        SendOp::LocalInv { rkey } => crate::mr::invalidate(rxe, pd, rkey),
+        } => crate::mr::reg_mr(rxe, user.pd, mr_index, iova, key, access),
+        SendOp::LocalInv { rkey } => crate::mr::invalidate(rxe, user, rkey),
+        SendOp::BindMw {
+            addr,
+            length,
+            mr_lkey,
+            mw_rkey,
+            new_rkey,
+            access,
+        } => {
+            let req = BindRequest {
+                addr,
+                length,
+                mr_lkey,
+                mw_rkey,
+                new_rkey,
+                access,
+            };
+            return match crate::mw::bind(rxe, user, &req) {
+                Ok(()) => WcStatus::Success,
+                Err(_) => WcStatus::MwBindErr,
+            };
+        }
         _ => return WcStatus::LocQpOpErr,
     };
     match done {

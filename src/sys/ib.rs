@@ -287,9 +287,12 @@ fn device_ops() -> bindings::ib_device_ops {
         req_notify_cq: Some(super::cq::req_notify_cq_callback),
         get_dma_mr: Some(super::mr::get_dma_mr_callback),
         reg_user_mr: Some(super::mr::reg_user_mr_callback),
+        rereg_user_mr: Some(super::mr::rereg_user_mr_callback),
         dereg_mr: Some(super::mr::dereg_mr_callback),
         alloc_mr: Some(super::mr::alloc_mr_callback),
         map_mr_sg: Some(super::mr::map_mr_sg_callback),
+        alloc_mw: Some(super::mw::alloc_mw_callback),
+        dealloc_mw: Some(super::mw::dealloc_mw_callback),
         create_ah: Some(super::ah::create_ah_callback),
         create_user_ah: Some(super::ah::create_ah_callback),
         query_ah: Some(super::ah::query_ah_callback),
@@ -318,6 +321,7 @@ fn device_ops() -> bindings::ib_device_ops {
         size_ib_qp: core::mem::size_of::<crate::qp::RxeQp>(),
         size_ib_ah: core::mem::size_of::<crate::ah::RxeAh>(),
         size_ib_srq: core::mem::size_of::<crate::srq::RxeSrq>(),
+        size_ib_mw: core::mem::size_of::<crate::mw::RxeMw>(),
         ..Default::default()
     }
 }

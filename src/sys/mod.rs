@@ -12,6 +12,7 @@ pub(crate) mod ib;
 pub(crate) mod kva;
 pub(crate) mod lock;
 pub(crate) mod mr;
+pub(crate) mod mw;
 pub(crate) mod net;
 pub(crate) mod post;
 pub(crate) mod qp;

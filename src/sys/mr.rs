@@ -75,6 +75,17 @@ impl Umem {
         })
     }
 
+    /// Whether a `rereg_user_mr` with `flags` (`IB_MR_REREG_*`) may give
+    /// the region the access bits `access` over these pages
+    /// (`ib_umem_check_rereg`: `EACCES` for write access to pages pinned
+    /// read-only).
+    pub(crate) fn check_rereg(&self, flags: u32, access: u32) -> Result {
+        // SAFETY: Live umem (invariant); the call only reads it.
+        kernel::error::to_result(unsafe {
+            bindings::ib_umem_check_rereg(self.ptr.as_ptr(), flags as c_int, access as c_int)
+        })
+    }
+
     /// The pinned pages, in address order.
     pub(crate) fn pages(&self) -> Result<PageList> {
         // SAFETY: Live umem (invariant).
@@ -241,24 +252,52 @@ pub(super) unsafe extern "C" fn reg_user_mr_callback(
     }
 }
 
-/// `.dereg_mr`: takes back and frees a region.
+/// `.rereg_user_mr`: a new protection domain and/or new access bits for a
+/// user region, in place (null: ib_core keeps the same `ib_mr` and keys).
 ///
 /// # Safety
 ///
-/// Called by ib_core only, once per region that `get_dma_mr_callback` or
-/// `reg_user_mr_callback` returned, after ib_core's last use of it.
+/// Called by ib_core only, with a live user region of ours that it holds
+/// for writing, and, with `IB_MR_REREG_PD`, a live PD of the same device.
+pub(super) unsafe extern "C" fn rereg_user_mr_callback(
+    ibmr: *mut bindings::ib_mr,
+    flags: c_int,
+    _start: u64,
+    _length: u64,
+    _virt_addr: u64,
+    access: c_int,
+    pd: *mut bindings::ib_pd,
+    _udata: *mut bindings::ib_udata,
+) -> *mut bindings::ib_mr {
+    // SAFETY: ib_core passes a live region of ours (see above).
+    let region = unsafe { &*ibmr.cast::<RxeMr>() };
+    match mr::rereg_user_mr(region, flags as u32, pd as usize, access as u32) {
+        Ok(()) => core::ptr::null_mut(),
+        Err(e) => e.to_ptr(),
+    }
+}
+
+/// `.dereg_mr`: takes back and frees a region, unless memory windows are
+/// bound to it (`EINVAL`: the region stays registered and ib_core may try
+/// again).
+///
+/// # Safety
+///
+/// Called by ib_core only, with a region that `get_dma_mr_callback`,
+/// `reg_user_mr_callback` or `alloc_mr_callback` returned and that no
+/// earlier call freed, after ib_core's last use of it.
 pub(super) unsafe extern "C" fn dereg_mr_callback(
     ibmr: *mut bindings::ib_mr,
     _udata: *mut bindings::ib_udata,
 ) -> c_int {
-    // SAFETY: ib_core passes a region that `into_ib` handed out, once, after
-    // its last user in ib_core; the box is ours again.
-    let (rxe, mr) = unsafe {
-        (
-            super::ib::rxe_of((*ibmr).device),
-            Pin::new_unchecked(KBox::from_raw(ibmr.cast::<RxeMr>())),
-        )
-    };
+    // SAFETY: ib_core passes a live region of ours (see above).
+    let (rxe, region) = unsafe { (super::ib::rxe_of((*ibmr).device), &*ibmr.cast::<RxeMr>()) };
+    if let Err(e) = mr::unpublish(rxe, region) {
+        return e.to_errno();
+    }
+    // SAFETY: `into_ib` handed the box out; ib_core is done with it and
+    // nothing else frees it, so it is ours again.
+    let mr = unsafe { Pin::new_unchecked(KBox::from_raw(ibmr.cast::<RxeMr>())) };
     mr::dereg_mr(rxe, mr);
     0
 }

@@ -92,11 +92,11 @@ unsafe fn read_remote(wr: *const bindings::ib_send_wr, opcode: u32) -> Remote {
             } else {
                 // SAFETY: A region of this device that ib_core handed the
                 // ULP, live until its REG_MR completes (ib_verbs.h's
-                // contract); `ibmr` heads an `RxeMr` whose `keys` never
+                // contract); `ibmr` heads an `RxeMr` whose lkey never
                 // change, and the ULP owns `iova` while posting.
                 unsafe {
                     (
-                        (*r.mr.cast::<crate::mr::RxeMr>()).keys.lkey.index(),
+                        (*r.mr.cast::<crate::mr::RxeMr>()).lkey().index(),
                         (*r.mr).iova,
                     )
                 }
