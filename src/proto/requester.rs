@@ -31,7 +31,11 @@
 //!   `comp_psn`: a NAK or a retransmission that was lost again;
 //! - after the QP's Local ACK Timeout, the timeout `modify_qp` asked for:
 //!   only this one consumes `retry_cnt`, so a QP whose peer is gone fails
-//!   after (`retry_cnt` + 1) x timeout, as before.
+//!   after (`retry_cnt` + 1) x timeout, as before. It resends the oldest
+//!   packet alone, with AckReq, and the answer decides the rest: an ACK of
+//!   that packet only, a loss, and the go-back-N goes on from there; an
+//!   ACK beyond it, a responder slower than the timeout (the C driver on
+//!   a busy host), and transmission goes on with what was never sent.
 //!
 //! Once a Local ACK Timeout expires with no response at all, the peer is
 //! gone or the path is down: until any response arrives, only the QP
@@ -320,6 +324,9 @@ pub struct RequesterCounters {
     /// acknowledged again what it had acknowledged (its answer to a
     /// duplicate) after one.
     pub spurious_resends: u64,
+    /// QP timeouts found spurious: the one packet resent after the timeout
+    /// drew an ACK beyond it.
+    pub spurious_timeouts: u64,
 }
 
 /// Largest factor by which needless resends stretch the probe and
@@ -422,6 +429,12 @@ pub struct Requester<const N: usize> {
     /// late ACKs cannot be samples once the packet was resent: Karn),
     /// halved when a probe finds a real loss.
     resend_backoff: u64,
+    /// After a QP timeout (with a clock): one packet in flight, the oldest
+    /// with AckReq, until the responder answers. A responder slower than
+    /// the timeout has every packet still queued; resending the window
+    /// would only add as many duplicates to its queue, each one costing it
+    /// as much as a new packet and each drawing an ACK.
+    restarting: bool,
     /// WQEs completed since the backoff last changed: every
     /// [`BACKOFF_DECAY_COMPLETIONS`] of them without a needless resend
     /// halve it (a needless resend now and then, from a late ACK, must not
@@ -469,6 +482,7 @@ impl<const N: usize> Requester<N> {
             unanswered: 0,
             resend_unjudged: None,
             resend_backoff: 1,
+            restarting: false,
             clean_completions: 0,
         }
     }
@@ -519,6 +533,7 @@ impl<const N: usize> Requester<N> {
         self.unanswered = 0;
         self.resend_unjudged = None;
         self.resend_backoff = 1;
+        self.restarting = false;
         self.clean_completions = 0;
     }
 
@@ -584,9 +599,13 @@ impl<const N: usize> Requester<N> {
 
     /// Most packets allowed in flight now: twice the measured
     /// bandwidth-delay product, at least [`MIN_FLIGHT`], at most the PSN
-    /// window (the PSN window until measured).
+    /// window (the PSN window until measured); one after a QP timeout until
+    /// the responder answers.
     pub fn flight_cap(&self) -> u32 {
         let window = self.config.psn_window.max(1);
+        if self.restarting && self.clocked {
+            return 1;
+        }
         match self.rtt.bdp_packets() {
             Some(bdp) if self.clocked => bdp.saturating_mul(2).max(MIN_FLIGHT).min(window),
             _ => window,
@@ -989,7 +1008,9 @@ impl<const N: usize> Requester<N> {
             return;
         }
         let progressed = self.comp_psn.after(before);
+        let restarted_at = (progressed && self.restarting).then_some(before);
         if progressed {
+            self.restarting = false;
             // A NAK that moved `comp_psn` also started a go-back-N, which
             // is now under way.
             if self.counters.completer_retry_err == rewinds {
@@ -1017,6 +1038,17 @@ impl<const N: usize> Requester<N> {
                     self.rtt
                         .sample(rtt, self.delivered.saturating_sub(t.delivered));
                 }
+            }
+        }
+        if let Some(resent) = restarted_at {
+            if self.comp_psn.after(resent.next()) && self.counters.completer_retry_err == rewinds {
+                // The one packet resent after the QP timeout drew an ACK
+                // beyond it: the responder had it and more, so the timeout
+                // was spurious (a responder slower than the timeout, not a
+                // loss). What follows is on its way or queued there: go on
+                // with what was never sent instead of resending it.
+                self.counters.spurious_timeouts += 1;
+                self.resume_after_sent();
             }
         }
         // Acknowledgements may have overtaken the send cursor (a late ACK
@@ -1461,6 +1493,26 @@ impl<const N: usize> Requester<N> {
         }
     }
 
+    /// Moves the send cursor to `psn_high`, the first PSN never sent.
+    fn resume_after_sent(&mut self) {
+        let last = self.psn_high.sub(1);
+        let Some((index, offset)) = self.buffer.locate(last, self.config.mtu) else {
+            return;
+        };
+        let Some(entry) = self.buffer.get(index).copied() else {
+            return;
+        };
+        self.psn = self.psn_high;
+        self.noack_pkts = 0;
+        if last == entry.last_psn {
+            self.send_index = index + 1;
+            self.send_offset = 0;
+        } else {
+            self.send_index = index;
+            self.send_offset = offset.saturating_add(self.config.mtu.bytes());
+        }
+    }
+
     /// Starts judging a probe or RTT-based resend about to be sent.
     fn watch_resend(&mut self) {
         self.resend_unjudged = Some(ResendWatch {
@@ -1483,6 +1535,12 @@ impl<const N: usize> Requester<N> {
         self.started_retry = true;
         self.rewound_at = self.now;
         self.probed = None;
+        match cause {
+            GoBackCause::Timeout => self.restarting = true,
+            // The responder answered and named the PSN it expects.
+            GoBackCause::Nak | GoBackCause::Rnr => self.restarting = false,
+            GoBackCause::Probe | GoBackCause::RttTimeout => {}
+        }
         if let Some(t) = self.timed.as_mut() {
             t.dropped = cause == GoBackCause::Nak && t.psn.after(self.comp_psn);
         }
