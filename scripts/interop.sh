@@ -1,22 +1,34 @@
 #!/usr/bin/env bash
 # Wire interop (issue 13): two guests of the test kernel, one vCPU each,
 # joined by a virtual wire (QEMU "dgram" netdevs sending each other UDP
-# datagrams on 127.0.0.1), each with its own rdma_rxe: for every pair SERVER:CLIENT of
-# drivers, the server guest runs each case's server side and the client
-# guest its client side (tests/interop/guest.sh); the two meet through
-# files in the pair's log directory, which both guests mount read-write.
-# Prints one line per case and pair and the summary "N passed, N failed";
-# exits non-zero on any failure.
+# datagrams on 127.0.0.1), each with its own rdma_rxe: for every pair
+# SERVER:CLIENT of drivers, the server guest runs each case's server side
+# and the client guest its client side (tests/interop/guest.sh); the two
+# meet through files in LOGDIR, which both guests mount read-write. A
+# pair followed by the same pair swapped (the default "c:rust rust:c")
+# shares one boot: the guests swap roles between the two.
+# Each case is a test named interop/SERVER-CLIENT/CASE (CASE@loss1: the
+# case with netem 1% loss on both NICs); prints one line per test, the
+# guests' kernel-log verdicts (interop/SERVER-CLIENT/kernel-log-SIDE) and
+# the summary "N passed, N failed"; exits non-zero on any failure.
 #
-#   scripts/interop.sh [LOGDIR]
+#   scripts/interop.sh [--results FILE] [--pattern REGEX] [LOGDIR]
+#   scripts/interop.sh --list [REGEX]   the tests' names (REGEX selects)
+#
+#   --results FILE                     also write the verdicts there, as
+#                                      tests/vm/suite.sh does
+#                                      (VERDICT<TAB>NAME<TAB>SECONDS<TAB>WHY)
 #   RXE_INTEROP_PAIRS="c:rust rust:c"  server:client driver pairs, one
 #                                      after the other ("c:c" and
 #                                      "rust:rust" are the controls)
-#   RXE_INTEROP_CASES="..."            the cases (default: every one;
-#                                      tests/interop/guest.sh names them)
+#   RXE_INTEROP_CASES="..."            the cases (default: every one, and
+#                                      the loss cases; tests/interop/guest.sh
+#                                      names them)
 #   RXE_INTEROP_LOSS=0                 netem loss (%) on both guests' NICs
+#                                      for the cases without @loss
 #   RXE_INTEROP_BOUND=240              seconds one case may take
-#   RXE_INTEROP_CAPTURE=1              capture each case (both sides)
+#   RXE_INTEROP_CAPTURE=1              capture each case (both sides), or
+#                                      a list of the cases to capture
 #   RXE_INTEGRITY_QUICK=1              integrity2.py's quick set (the
 #                                      default here; empty for the full one)
 #
@@ -24,15 +36,39 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/scripts/lib.sh"
-logdir=${1:-$here/logs/interop-$(date +%Y%m%d-%H%M%S)}
-mkdir -p "$logdir"
-logdir=$(cd "$logdir" && pwd)
+list= results= pattern=.
+while [ $# -gt 0 ]; do
+    case $1 in
+        --list) list=1; shift; [ $# = 0 ] || { pattern=$1; shift; } ;;
+        --results) results=$2; shift 2 ;;
+        --pattern) pattern=$2; shift 2 ;;
+        *) break ;;
+    esac
+done
 pairs=${RXE_INTEROP_PAIRS:-c:rust rust:c}
+# Every operation lossless, then at 1% loss what shows the ACK-PSN,
+# duplicate-READ and NAK differences: a multi-packet SEND, READs, and the
+# integrity program's every operation.
 all_cases="rc_pingpong_4k_mtu1024 rc_pingpong_4k_mtu4096 rc_pingpong_64k_mtu1024
     rc_pingpong_64k_mtu4096 rc_pingpong_1m_mtu1024 rc_pingpong_1m_mtu4096 srq_pingpong
     ud_pingpong rping ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw_cas ib_atomic_bw_faa
-    ib_send_lat integrity"
-read -r -a cases <<< "$(echo ${RXE_INTEROP_CASES:-$all_cases})"
+    ib_send_lat integrity rc_pingpong_64k_mtu1024@loss1 ib_read_bw@loss1 integrity@loss1"
+read -r -a all <<< "$(echo ${RXE_INTEROP_CASES:-$all_cases})"
+# pair_cases PAIR: the cases of PAIR that PATTERN selects.
+pair_cases() {
+    local k
+    for k in "${all[@]}"; do
+        [[ interop/${1/:/-}/$k =~ $pattern ]] && echo "$k"
+    done
+    return 0
+}
+if [ -n "$list" ]; then
+    for pair in $pairs; do pair_cases "$pair" | sed "s|^|interop/${pair/:/-}/|"; done
+    exit 0
+fi
+logdir=${1:-$here/logs/interop-$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$logdir"
+logdir=$(cd "$logdir" && pwd)
 [ -f "$here/rdma_rxe.ko" ] || { echo "interop: no rdma_rxe.ko: run make modules" >&2; exit 1; }
 
 # A free UDP port on 127.0.0.1 for one end of the wire.
@@ -66,52 +102,112 @@ if [ "$rmem" -lt $((16 << 20)) ]; then
 fi
 
 : > "$logdir/results.txt"
-for pair in $pairs; do
-    s=${pair%%:*} c=${pair#*:}
-    dir=$logdir/$s-$c
-    rm -rf "$dir"; mkdir -p "$dir"
+# The boots: a pair and the pair swapped (c:rust then rust:c) share one
+# boot of the two guests, side 1 the first pair's server; any other pair
+# boots its own.
+read -r -a pair_list <<< "$(echo $pairs)"
+boots=()
+i=0
+while [ $i -lt ${#pair_list[@]} ]; do
+    p=${pair_list[$i]} q=${pair_list[$((i + 1))]:-}
+    if [ -n "$q" ] && [ "$q" = "${p#*:}:${p%%:*}" ] && [ "${p%%:*}" != "${p#*:}" ]; then
+        boots+=("$p $q"); i=$((i + 2))
+    else
+        boots+=("$p"); i=$((i + 1))
+    fi
+done
+
+for boot in "${boots[@]}"; do
+    read -r -a bpairs <<< "$boot"
+    first=${bpairs[0]}
+    d1=${first%%:*} d2=${first#*:}
+    bname=boot-$d1-$d2
+    [ ! -e "$logdir/$bname" ] || bname=$bname-$SECONDS
+    bdir=$logdir/$bname
+    rm -rf "$bdir"; mkdir -p "$bdir"
+    # The plan of each side: one phase per pair, side 1 the server of the
+    # first.
+    : > "$bdir/plan-1.txt"; : > "$bdir/plan-2.txt"
+    ran=()
+    for pair in "${bpairs[@]}"; do
+        s=${pair%%:*} c=${pair#*:}
+        mapfile -t cases < <(pair_cases "$pair")
+        [ ${#cases[@]} -gt 0 ] || continue
+        sub=$s-$c
+        rm -rf "$logdir/$sub"; mkdir -p "$logdir/$sub"
+        if [ "$pair" = "$first" ]; then r1=server r2=client; else r1=client r2=server; fi
+        echo "$r1 $sub ${cases[*]}" >> "$bdir/plan-1.txt"
+        echo "$r2 $sub ${cases[*]}" >> "$bdir/plan-2.txt"
+        ran+=("$pair")
+        echo "interop: $s server, $c client: ${cases[*]}"
+    done
+    [ ${#ran[@]} -gt 0 ] || { rm -rf "$bdir"; continue; }
     # The guests see only the log directory: the settings go there.
     {
         echo "RXE_INTEROP_LOSS=${RXE_INTEROP_LOSS:-0}"
         echo "RXE_INTEROP_BOUND=${RXE_INTEROP_BOUND:-240}"
         echo "RXE_INTEROP_CAPTURE=${RXE_INTEROP_CAPTURE:-}"
         echo "RXE_INTEGRITY_QUICK=${RXE_INTEGRITY_QUICK-1}"
-    } > "$dir/interop.env"
+        echo "RXE_INTEROP_TRACE=${RXE_INTEROP_TRACE:-}"
+    } > "$bdir/interop.env"
     p1=$(free_port) p2=$(free_port)
     while [ "$p2" = "$p1" ]; do p2=$(free_port); done
-    echo "interop: $s server, $c client (wire: UDP 127.0.0.1:$p1 <-> :$p2): ${cases[*]}"
-    RXE_VM_TAG=server RXE_VM_CPUS=1 RXE_VM_MEMORY=2G RXE_VM_QUIET=1 \
+    echo "interop: boot of side 1 ($d1) and side 2 ($d2), wire UDP 127.0.0.1:$p1 <-> :$p2 (logs: $bdir)"
+    start=$SECONDS
+    RXE_VM_TAG=$bname-side1 RXE_VM_CPUS=1 RXE_VM_MEMORY=2G RXE_VM_QUIET=1 \
         RXE_VNG_OPTS="$(wire_opts 1 "$p1" "$p2")" RXE_VM_TIMEOUT=${RXE_VM_TIMEOUT:-5200} \
-        "$here/scripts/vm.sh" "$dir" "$here/tests/interop/guest.sh" server "$s" "${cases[@]}" \
-        > "$dir/vm-server.out" 2>&1 &
-    spid=$!
-    RXE_VM_TAG=client RXE_VM_CPUS=1 RXE_VM_MEMORY=2G RXE_VM_QUIET=1 \
+        "$here/scripts/vm.sh" "$logdir" "$here/tests/interop/guest.sh" 1 "$d1" "$bname" \
+        > "$bdir/vm-side1.out" 2>&1 &
+    pid1=$!
+    RXE_VM_TAG=$bname-side2 RXE_VM_CPUS=1 RXE_VM_MEMORY=2G RXE_VM_QUIET=1 \
         RXE_VNG_OPTS="$(wire_opts 2 "$p2" "$p1")" RXE_VM_TIMEOUT=${RXE_VM_TIMEOUT:-5200} \
-        "$here/scripts/vm.sh" "$dir" "$here/tests/interop/guest.sh" client "$c" "${cases[@]}" \
-        > "$dir/vm-client.out" 2>&1 &
-    cpid=$!
-    wait "$spid"; src=$?
-    wait "$cpid"; crc=$?
-    for side in server client; do
-        cat "$dir/guest-$side.log" 2> /dev/null | sed "s/^/  [$s-$c $side] /" | grep -E 'PASS|FAIL|set-up|driver' || true
+        "$here/scripts/vm.sh" "$logdir" "$here/tests/interop/guest.sh" 2 "$d2" "$bname" \
+        > "$bdir/vm-side2.out" 2>&1 &
+    pid2=$!
+    wait "$pid1"; rc1=$?
+    wait "$pid2"; rc2=$?
+    echo "interop: boot $d1-$d2: wall time $((SECONDS - start)) s"
+    for side in 1 2; do
+        sed "s/^/  [side $side] /" "$logdir/guest-$bname-side$side.log" 2> /dev/null | grep -E 'PASS|FAIL|set-up|driver' || true
     done
-    # A case passes when both sides passed it.
-    for k in "${cases[@]}"; do
-        sv=$(awk -F'\t' -v k="$k" '$2 == k { print $1 }' "$dir/interop-server.txt" 2> /dev/null)
-        cv=$(awk -F'\t' -v k="$k" '$2 == k { print $1 }' "$dir/interop-client.txt" 2> /dev/null)
-        t=$(awk -F'\t' -v k="$k" '$2 == k { print $3 }' "$dir/interop-client.txt" 2> /dev/null)
-        if [ "$sv" = PASS ] && [ "$cv" = PASS ]; then v=PASS; else v=FAIL; fi
-        printf '%s\t%s-server/%s-client\t%s\t%s\t(server %s, client %s)\n' \
-            "$v" "$s" "$c" "$k" "${t:-?}" "${sv:-none}" "${cv:-none}" >> "$logdir/results.txt"
+    for pair in "${ran[@]}"; do
+        s=${pair%%:*} c=${pair#*:}
+        dir=$logdir/$s-$c
+        mapfile -t cases < <(pair_cases "$pair")
+        # A case passes when both sides passed it.
+        for k in "${cases[@]}"; do
+            sv=$(awk -F'\t' -v k="$k" '$2 == k { print $1 }' "$dir/interop-server.txt" 2> /dev/null)
+            cv=$(awk -F'\t' -v k="$k" '$2 == k { print $1 }' "$dir/interop-client.txt" 2> /dev/null)
+            t=$(awk -F'\t' -v k="$k" '$2 == k { print $3 }' "$dir/interop-client.txt" 2> /dev/null)
+            why=
+            if [ "$sv" = PASS ] && [ "$cv" = PASS ]; then v=PASS; else
+                v=FAIL
+                why="server ${sv:-none}, client ${cv:-none}: $(awk -F'\t' -v k="$k" '$2 == k && $4 != "" { print $4 }' \
+                    "$dir/interop-server.txt" "$dir/interop-client.txt" 2> /dev/null | paste -sd';')"
+            fi
+            printf '%s\tinterop/%s-%s/%s\t%s\t%s\n' "$v" "$s" "$c" "$k" "$t" "$why" >> "$logdir/results.txt"
+        done
     done
-    for side in server client; do
-        tail -3 "$dir/vm-$side.out" | grep -E '^vm-' | sed "s/^/  [$s-$c] /"
+    # Each guest's kernel log, checked as the suite checks its own.
+    for side in 1 2; do
+        if [ $side = 1 ]; then d=$d1; else d=$d2; fi
+        tail -3 "$bdir/vm-side$side.out" | grep -E '^vm-' | sed "s/^/  [side $side] /"
+        if [ ! -f "$logdir/guest-$bname-side$side.status" ]; then
+            why="the guest did not finish: see $logdir/console-$bname-side$side.log"
+        elif ! "$here/scripts/check-dmesg.sh" "$logdir/dmesg-$bname-side$side.txt" > /dev/null; then
+            why="a problem in $logdir/dmesg-$bname-side$side.txt"
+        else
+            why=
+        fi
+        if [ -n "$why" ]; then v=FAIL; else v=PASS; fi
+        printf '%s\tinterop/kernel-log/%s-%s/side%s-%s\t\t%s\n' "$v" "$d1" "$d2" "$side" "$d" "$why" >> "$logdir/results.txt"
     done
-    [ "$src" = 0 ] && [ "$crc" = 0 ] || echo "  [$s-$c] guest exit: server $src, client $crc"
+    [ "$rc1" = 0 ] && [ "$rc2" = 0 ] || echo "  [boot $d1-$d2] guest exit: side 1 $rc1, side 2 $rc2"
 done
 
 echo
 column -t -s $'\t' "$logdir/results.txt" 2> /dev/null || cat "$logdir/results.txt"
+[ -z "$results" ] || cp "$logdir/results.txt" "$results"
 passed=$(grep -c '^PASS' "$logdir/results.txt")
 failed=$(grep -c '^FAIL' "$logdir/results.txt")
 echo "interop: $passed passed, $failed failed (logs: $logdir)"

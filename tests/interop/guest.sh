@@ -1,51 +1,74 @@
 #!/bin/bash
 # One side of the wire interop test (scripts/interop.sh): runs in a guest
 # joined to one other guest by a virtual wire (a virtio NIC whose MAC
-# names the side), with one driver loaded; runs each case's server or
-# client and records a verdict per case. The two sides meet through
-# files in RXE_LOGDIR, which both guests mount read-write.
+# names the side), with one driver loaded; for each phase of its plan it
+# runs each case's server or client and records a verdict per case. The
+# two sides meet through files in RXE_LOGDIR, which both guests mount
+# read-write.
 #
-#   guest.sh server|client DRIVER CASE...
+#   guest.sh SIDE DRIVER BOOT   SIDE 1 or 2 (10.7.0.SIDE on the wire),
+#                               BOOT this boot's directory in RXE_LOGDIR
 #
-# Settings, from $RXE_LOGDIR/interop.env:
-# RXE_INTEROP_LOSS (percent, default 0): netem loss on this side's NIC.
+# The plan, BOOT/plan-SIDE.txt, one phase per line: "ROLE SUBDIR CASE...",
+# ROLE server or client; the phase's files go to $RXE_LOGDIR/SUBDIR (both
+# sides name the same SUBDIR for a phase, in the same order). So one boot
+# of the two guests runs a C server against our client, then our server
+# against a C client.
+#
+# A CASE is a case's name (command_for below), or NAME@lossP: that case
+# with netem loss of P% on this side's NIC (the other side sets the same).
+#
+# Settings, from BOOT/interop.env:
+# RXE_INTEROP_LOSS (percent, default 0): netem loss on this side's NIC
+#   for the cases that do not name their own.
 # RXE_INTEROP_BOUND (seconds, default 240): how long one case may take.
-# RXE_INTEROP_CAPTURE=1: capture each case's RoCE packets (tcpdump).
+# RXE_INTEROP_CAPTURE=1: capture each case's RoCE packets (tcpdump), or a
+#   list of the cases to capture.
 # RXE_INTEGRITY_QUICK=1: integrity2.py's quick set.
+# RXE_INTEROP_TRACE=1: all of our driver's trace events in ROLE-CASE.trace
+#   (without it, only its go-back-N decisions and exhausted retries).
 #
-# Results: $RXE_LOGDIR/interop-ROLE.txt, one line per case
+# Results: SUBDIR/interop-ROLE.txt, one line per case
 # "PASS|FAIL<TAB>CASE<TAB>SECONDS<TAB>WHY"; each case's output in
-# ROLE-CASE.out, the counters after it in ROLE-CASE.counters.
-role=$1 driver=$2
-shift 2
+# SUBDIR/ROLE-CASE.out, the counters after it in ROLE-CASE.counters.
+side=$1 driver=$2 boot=$RXE_LOGDIR/$3
 export RXE_DRIVER=$driver
 . "$RXE_REPO/tests/vm/lib.sh"
-# The host's settings (scripts/interop.sh writes them next to the logs).
-if [ -f "$RXE_LOGDIR/interop.env" ]; then
+# The host's settings (scripts/interop.sh writes them next to the plan).
+if [ -f "$boot/interop.env" ]; then
     set -a
-    . "$RXE_LOGDIR/interop.env"
+    . "$boot/interop.env"
     set +a
 fi
 
 bound=${RXE_INTEROP_BOUND:-240}
 loss=${RXE_INTEROP_LOSS:-0}
-dir=$RXE_LOGDIR
-results=$dir/interop-$role.txt
-: > "$results"
-
-case $role in
-    server) me=1 peer=2 other=client ;;
-    client) me=2 peer=1 other=server ;;
-    *) echo "role must be server or client" >&2; exit 2 ;;
+case $side in
+    1|2) ;;
+    *) echo "side must be 1 or 2" >&2; exit 2 ;;
 esac
-my_ip=10.7.0.$me peer_ip=10.7.0.$peer server_ip=10.7.0.1
+peer=$((3 - side))
+my_ip=10.7.0.$side peer_ip=10.7.0.$peer
+mapfile -t plan < "$boot/plan-$side.txt"
 
-# mark NAME: tell the other side NAME happened. await NAME SECONDS.
+# The phase under way: set by begin_phase.
+role= dir= results= other= server_ip=
+begin_phase() { # ROLE SUBDIR
+    role=$1 dir=$RXE_LOGDIR/$2
+    mkdir -p "$dir"
+    results=$dir/interop-$role.txt
+    : > "$results"
+    case $role in
+        server) other=client server_ip=$my_ip ;;
+        *) other=server server_ip=$peer_ip ;;
+    esac
+}
+
+# mark NAME: tell the other side NAME happened (in this phase).
 mark() { echo "$EPOCHSECONDS" > "$dir/mark-$1"; }
-await() { wait_for "$2" test -e "$dir/mark-$1"; }
 # await_peer NAME SECONDS: await NAME, but give up at once if the other
 # side's set-up failed.
-peer_event() { [ -e "$dir/mark-$1" ] || [ -e "$dir/mark-$other-gone" ]; }
+peer_event() { [ -e "$dir/mark-$1" ] || [ -e "$boot/mark-side$peer-gone" ]; }
 await_peer() { wait_for "$2" peer_event "$1" && [ -e "$dir/mark-$1" ]; }
 
 record() { # VERDICT CASE SECONDS WHY
@@ -53,16 +76,19 @@ record() { # VERDICT CASE SECONDS WHY
     echo "$role: $1 $2 (${3} s) $4"
 }
 
-# Fail every case at once if the set-up fails, so the other side does not
-# wait for cases that will never run.
+# Fail every case of every phase at once if the set-up fails, so the other
+# side does not wait for cases that will never run.
 setup_failed() {
-    echo "$role: set-up failed: $*" >&2
-    mark "$role-gone"
-    local c
-    for c in "${cases[@]}"; do record FAIL "$c" 0 "set-up: $1"; done
+    echo "side $side: set-up failed: $*" >&2
+    echo "$EPOCHSECONDS" > "$boot/mark-side$side-gone"
+    local line c
+    for line in "${plan[@]}"; do
+        read -r -a words <<< "$line"
+        begin_phase "${words[0]}" "${words[1]}"
+        for c in "${words[@]:2}"; do record FAIL "$c" 0 "set-up: $1"; done
+    done
     exit 1
 }
-cases=("$@")
 
 rxe_use_driver
 rxe_load_checked || setup_failed "rdma_rxe ($driver) did not load"
@@ -71,28 +97,49 @@ rxe_load_checked || setup_failed "rdma_rxe ($driver) did not load"
 nic=
 for a in /sys/class/net/*/address; do
     read -r mac < "$a"
-    if [ "$mac" = "52:54:00:7e:00:0$me" ]; then
+    if [ "$mac" = "52:54:00:7e:00:0$side" ]; then
         nic=${a%/address}; nic=${nic##*/}
     fi
 done
-[ -n "$nic" ] || setup_failed "no NIC with MAC 52:54:00:7e:00:0$me"
+[ -n "$nic" ] || setup_failed "no NIC with MAC 52:54:00:7e:00:0$side"
 # Room for a 4096-byte path MTU (RoCE headers on top of the payload).
 ip link set "$nic" mtu 9000 || setup_failed "mtu 9000 on $nic"
 ip addr add "$my_ip/24" dev "$nic"
 ip link set lo up
 ip link set "$nic" up
-if [ "$loss" != 0 ]; then
-    tc qdisc add dev "$nic" root netem loss "$loss%" || setup_failed "netem loss $loss% on $nic"
-fi
+# set_loss P: netem loss of P% on the NIC from now on (0: none).
+cur_loss=0
+set_loss() {
+    [ "$1" != "$cur_loss" ] || return 0
+    if [ "$1" = 0 ]; then
+        tc qdisc del dev "$nic" root || return 1
+    else
+        tc qdisc replace dev "$nic" root netem loss "$1%" || return 1
+    fi
+    cur_loss=$1
+}
+set_loss "$loss" || setup_failed "netem loss $loss% on $nic"
 rdma link add rxe0 type rxe netdev "$nic" || setup_failed "rdma link add rxe0 netdev $nic"
 wait_for 30 link_state_is rxe0 ACTIVE || setup_failed "rxe0 not ACTIVE"
-pat=ffff:0a07:000$me
+pat=ffff:0a07:000$side
 wait_for 30 gid_index rxe0 "$pat" || setup_failed "no GID for $my_ip"
 gid=$(gid_index rxe0 "$pat")
-echo "$role: $(rxe_loaded_driver) driver, rxe0 on $nic ($my_ip), GID index $gid, loss $loss%"
+echo "side $side: $(rxe_loaded_driver) driver, rxe0 on $nic ($my_ip), GID index $gid, loss $loss%"
 
-mark "$role-up"
-await_peer "$other-up" 900 || setup_failed "the $other did not come up"
+tracing=/sys/kernel/tracing
+if [ -d "$tracing/events/rdma_rxe" ]; then
+    echo 4096 > "$tracing/buffer_size_kb"
+    if [ -n "${RXE_INTEROP_TRACE:-}" ]; then
+        echo 1 > "$tracing/events/rdma_rxe/enable"
+    else
+        echo 1 > "$tracing/events/rdma_rxe/rxe_req_go_back/enable"
+        echo 1 > "$tracing/events/rdma_rxe/rxe_retry_exhausted/enable"
+    fi
+fi
+
+echo "$EPOCHSECONDS" > "$boot/mark-side$side-up"
+wait_for 900 test -e "$boot/mark-side$peer-up" -o -e "$boot/mark-side$peer-gone" &&
+    [ -e "$boot/mark-side$peer-up" ] || setup_failed "side $peer did not come up"
 # The wire works at the IP level before any RDMA is tried.
 wait_for 30 ping -c 1 -W 2 "$peer_ip" || setup_failed "no ping to $peer_ip"
 
@@ -155,13 +202,38 @@ listen_port() { # CASE
     esac
 }
 
+# capture_wanted SPEC: is case SPEC to be captured (RXE_INTEROP_CAPTURE
+# is 1 for every case, or a list of cases)?
+capture_wanted() {
+    case " ${RXE_INTEROP_CAPTURE:-} " in
+        "  ") return 1 ;;
+        " 1 "|*" $1 "*) return 0 ;;
+    esac
+    return 1
+}
+
 run_case() {
-    local c=$1 cmd out start pid rc why= port t
-    out=$dir/$role-$c.out
-    cmd=$(command_for "$c") || { record FAIL "$c" 0 "unknown case"; return; }
+    local spec=$1 c=${1%@*} case_loss=$loss cmd out start pid rc why= port t
+    [[ $spec != *@loss* ]] || case_loss=${spec##*@loss}
+    out=$dir/$role-$spec.out
+    # Tell apart "the case's command failed" from "its set-up failed".
+    set_loss "$case_loss" || { record FAIL "$spec" 0 "netem loss $case_loss% on $nic"; c=; }
+    cmd=$(command_for "$c") || { [ -z "$c" ] || record FAIL "$spec" 0 "unknown case"; c=; }
+    if [ -z "$c" ]; then
+        mark "$role-end-$spec"
+        await_peer "$other-end-$spec" $((bound + 120)) || true
+        return
+    fi
     start=$EPOCHSECONDS
-    if [ -n "${RXE_INTEROP_CAPTURE:-}" ]; then
-        tcpdump -i "$nic" -w "$dir/$role-$c.pcap" udp port 4791 2> /dev/null &
+    # Our driver's go-back-N decisions (and, with RXE_INTEROP_TRACE=1,
+    # every PSN check and ACK) during the case, in ROLE-SPEC.trace.
+    if [ -d "$tracing/events/rdma_rxe" ]; then
+        echo 0 > "$tracing/tracing_on"
+        : > "$tracing/trace"
+        echo 1 > "$tracing/tracing_on"
+    fi
+    if capture_wanted "$spec"; then
+        tcpdump -i "$nic" -w "$dir/$role-$spec.pcap" udp port 4791 2> /dev/null &
         cap=$!
     fi
     echo "\$ $cmd" > "$out"
@@ -174,11 +246,11 @@ run_case() {
         else
             sleep 5
         fi
-        mark "ready-$c"
+        mark "ready-$spec"
         # The client's end bounds ours: once it is done, 20 s more.
         while kill -0 "$pid" 2> /dev/null; do
-            if [ -e "$dir/mark-done-$c" ] || [ -e "$dir/mark-client-gone" ]; then
-                t=$(< "$dir/mark-done-$c") 2> /dev/null || t=$EPOCHSECONDS
+            if [ -e "$dir/mark-done-$spec" ] || [ -e "$boot/mark-side$peer-gone" ]; then
+                t=$(< "$dir/mark-done-$spec") 2> /dev/null || t=$EPOCHSECONDS
                 if [ $((EPOCHSECONDS - t)) -gt 20 ]; then
                     kill "$pid" 2> /dev/null
                     why=${why:-"still running 20 s after the client ended"}
@@ -188,10 +260,10 @@ run_case() {
         done
         wait "$pid"; rc=$?
     else
-        if ! await_peer "ready-$c" 300; then
+        if ! await_peer "ready-$spec" 300; then
             why="the server never got ready"; rc=1
         fi
-        if [ -e "$dir/mark-server-gone" ]; then
+        if [ -e "$boot/mark-side$peer-gone" ]; then
             why="the server's set-up failed"; rc=1
         elif [ -z "$why" ]; then
             # rping's server has no port to watch: one retry if its
@@ -202,26 +274,33 @@ run_case() {
                 timeout "$bound" $cmd >> "$out" 2>&1; rc=$?
             fi
         fi
-        mark "done-$c"
+        mark "done-$spec"
     fi
     [ -z "${cap:-}" ] || { sleep 1; kill "$cap" 2> /dev/null; wait "$cap" 2> /dev/null; cap=; }
     [ $rc != 124 ] || why=${why:-"did not finish in $bound s"}
     [ $rc = 0 ] || why=${why:-"exit $rc"}
-    rdma statistic show link rxe0/1 > "$dir/$role-$c.counters" 2>&1
+    rdma statistic show link rxe0/1 > "$dir/$role-$spec.counters" 2>&1
+    [ ! -d "$tracing/events/rdma_rxe" ] || grep -v '^#' "$tracing/trace" > "$dir/$role-$spec.trace"
     if [ -z "$why" ]; then
-        record PASS "$c" $((EPOCHSECONDS - start)) ""
+        record PASS "$spec" $((EPOCHSECONDS - start)) ""
     else
-        record FAIL "$c" $((EPOCHSECONDS - start)) "$why"
+        record FAIL "$spec" $((EPOCHSECONDS - start)) "$why"
         tail -5 "$out" | sed "s/^/    $role: /"
     fi
     # Neither side starts the next case before both ended this one.
-    mark "$role-end-$c"
-    await_peer "$other-end-$c" $((bound + 120)) || true
+    mark "$role-end-$spec"
+    await_peer "$other-end-$spec" $((bound + 120)) || true
 }
 
-for c in "${cases[@]}"; do
-    run_case "$c"
+failed=0
+for line in "${plan[@]}"; do
+    read -r -a words <<< "$line"
+    begin_phase "${words[0]}" "${words[1]}"
+    echo "side $side: $role in ${words[1]}: ${words[*]:2}"
+    for c in "${words[@]:2}"; do
+        run_case "$c"
+    done
+    mark "$role-finished"
+    ! grep -q '^FAIL' "$results" || failed=1
 done
-mark "$role-finished"
-grep -q '^FAIL' "$results" && exit 1
-exit 0
+exit $failed
