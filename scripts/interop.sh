@@ -24,6 +24,8 @@
 #   RXE_INTEROP_CASES="..."            the cases (default: every one, and
 #                                      the loss cases; tests/interop/guest.sh
 #                                      names them)
+#   RXE_INTEROP_SET=suite              the default cases are the suite's
+#                                      set (scripts/test.sh) instead
 #   RXE_INTEROP_LOSS=0                 netem loss (%) on both guests' NICs
 #                                      for the cases without @loss
 #   RXE_INTEROP_BOUND=240              seconds one case may take
@@ -53,6 +55,13 @@ all_cases="rc_pingpong_4k_mtu1024 rc_pingpong_4k_mtu4096 rc_pingpong_64k_mtu1024
     rc_pingpong_64k_mtu4096 rc_pingpong_1m_mtu1024 rc_pingpong_1m_mtu4096 srq_pingpong
     ud_pingpong rping ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw_cas ib_atomic_bw_faa
     ib_send_lat integrity rc_pingpong_64k_mtu1024@loss1 ib_read_bw@loss1 integrity@loss1"
+# The set scripts/test.sh runs (RXE_INTEROP_SET=suite): every operation
+# once in each direction, and the loss cases, in about a quarter hour;
+# the rest of the matrix (the larger pingpongs, ib_send_bw, ib_send_lat,
+# integrity lossless) by hand.
+suite_cases="rc_pingpong_64k_mtu4096 srq_pingpong ud_pingpong rping ib_write_bw ib_read_bw
+    ib_atomic_bw_cas ib_atomic_bw_faa rc_pingpong_64k_mtu1024@loss1 ib_read_bw@loss1 integrity@loss1"
+[ "${RXE_INTEROP_SET:-all}" != suite ] || all_cases=$suite_cases
 read -r -a all <<< "$(echo ${RXE_INTEROP_CASES:-$all_cases})"
 # pair_cases PAIR: the cases of PAIR that PATTERN selects.
 pair_cases() {

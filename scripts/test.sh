@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Run every test: host protocol tests (cargo test, clippy) and rustfmt
-# --check, the module build (warnings are errors) and its clippy check, and
-# the VM suite against the C driver and ours.
+# --check, the module build (warnings are errors) and its clippy check, the
+# VM suite against the C driver and ours, and the wire interop of the two
+# drivers (scripts/interop.sh: two guests, one driver each).
 # Sets the machine up first (idempotent). Prints phase timings and ends with
 # the whole run's "N passed, N failed" (non-zero exit on any failure).
 #
-#   scripts/test.sh [PATTERN]   PATTERN limits the VM tests (a regex on names)
+#   scripts/test.sh [PATTERN]   PATTERN limits the VM tests (a regex on
+#                               names; interop/... selects interop cases)
 #
 # The VM phase: the tests to run (the C driver's, unless cached, and ours)
 # are spread over RXE_VM_GUESTS guests (default 2, of one vCPU each; one
@@ -29,8 +31,12 @@ suite=$here/tests/vm/suite.sh
 
 # A pattern that selects no test fails at once, before anything is built.
 mapfile -t want < <(bash "$suite" --list "$pattern")
-if [ ${#want[@]} = 0 ]; then
-    echo "vm: the pattern '$pattern' selects no test (tests/vm/suite.sh --list shows them)"
+# The wire interop cases (scripts/interop.sh), after the one-guest suite:
+# its suite set unless RXE_INTEROP_SET=all.
+export RXE_INTEROP_SET=${RXE_INTEROP_SET:-suite}
+mapfile -t want_interop < <(bash "$here/scripts/interop.sh" --list "$pattern")
+if [ ${#want[@]} = 0 ] && [ ${#want_interop[@]} = 0 ]; then
+    echo "vm: the pattern '$pattern' selects no test (tests/vm/suite.sh --list and scripts/interop.sh --list show them)"
     echo "0 passed, 1 failed"
     exit 1
 fi
@@ -308,9 +314,17 @@ if printf '%s\n' "${want[@]}" | grep -q '^compare/'; then
     RXE_LOGDIR=$logdir bash "$suite" --only compare --results "$logdir/results-compare.txt" "$pattern" || true
 fi
 
+# Wire interop: a guest with the C driver and one with ours on a virtual
+# wire, each side in turn the server (one boot of two 1-vCPU guests).
+if [ ${#want_interop[@]} -gt 0 ]; then
+    echo "---- interop (scripts/interop.sh: ${#want_interop[@]} cases)"
+    "$here/scripts/interop.sh" --pattern "$pattern" --results "$logdir/results-interop.txt" \
+        "$logdir/interop" || true
+fi
+
 # Every selected test must have a verdict.
 cat "$logdir"/results-*.txt > "$logdir/results.txt"
-for n in "${want[@]}"; do
+for n in "${want[@]}" "${want_interop[@]}"; do
     cut -f2 "$logdir/results.txt" | grep -qxF "$n" ||
         printf 'FAIL\t%s\t\t%s\n' "$n" "no result (its guest did not finish?)" >> "$logdir/results.txt"
 done
