@@ -28,7 +28,10 @@
 #                                      set (scripts/test.sh) instead
 #   RXE_INTEROP_LOSS=0                 netem loss (%) on both guests' NICs
 #                                      for the cases without @loss
-#   RXE_INTEROP_BOUND=240              seconds one case may take
+#   RXE_INTEROP_BOUND=240              seconds one attempt at a case may
+#                                      take (a case failed on either side
+#                                      runs once more; a pass at the second
+#                                      attempt names the first failure)
 #   RXE_INTEROP_CAPTURE=1              capture each case (both sides), or
 #                                      a list of the cases to capture
 #   RXE_INTEGRITY_QUICK=1              integrity2.py's quick set (the
@@ -188,7 +191,9 @@ for boot in "${boots[@]}"; do
             sv=$(awk -F'\t' -v k="$k" '$2 == k { print $1 }' "$dir/interop-server.txt" 2> /dev/null)
             cv=$(awk -F'\t' -v k="$k" '$2 == k { print $1 }' "$dir/interop-client.txt" 2> /dev/null)
             t=$(awk -F'\t' -v k="$k" '$2 == k { print $3 }' "$dir/interop-client.txt" 2> /dev/null)
-            why=
+            # A pass at the second attempt says so in the WHY column.
+            why=$(awk -F'\t' -v k="$k" '$2 == k && $4 != "" { print $4 }' \
+                "$dir/interop-server.txt" "$dir/interop-client.txt" 2> /dev/null | sort -u | paste -sd';')
             if [ "$sv" = PASS ] && [ "$cv" = PASS ]; then v=PASS; else
                 v=FAIL
                 why="server ${sv:-none}, client ${cv:-none}: $(awk -F'\t' -v k="$k" '$2 == k && $4 != "" { print $4 }' \
