@@ -267,6 +267,44 @@ for g in "${guests[@]}"; do
         extra "vm-$g/kernel-log" "a problem in $logdir/dmesg-$g.txt that no test was blamed for"
     fi
 done
+# Known upstream kernel reports: a test failed only on its kernel log,
+# and that log holds one report, a lockdep cycle between two locks
+# outside this driver that upstream's own CI meets too, with no frame of
+# rdma_rxe in it. It passes, with the report named in the summary.
+# nvmet-rdma: configfs unlink holds nvmet_config_sem and takes an rdma_cm
+# handler_mutex (rdma_destroy_id); a connect command that arrives before
+# the target saw ESTABLISHED runs inside the cm handler (handler_mutex)
+# and takes nvmet_config_sem (blktests meets the same cycle over TCP:
+# linux-nvme/nvme-cli#3113). It depends on timing, not on the driver.
+known_upstream_reports=(
+    'nvmet_config_sem+&id_priv->handler_mutex'
+)
+: > "$logdir/known-upstream.txt"
+for f in "$logdir"/results-[gs]*.txt; do
+    [ -f "$f" ] || continue
+    while IFS=$'\t' read -r verdict n secs why; do
+        [ "$verdict" = FAIL ] && [[ $why == "kernel log: "* ]] || continue
+        log=$logdir/tests/$n.dmesg
+        [ -f "$log" ] || continue
+        # One report, a circular dependency, and nothing else wrong.
+        problems=$(grep -cE "$(. "$here/scripts/check-dmesg.sh" /dev/null; echo "$RXE_DMESG_PROBLEMS")" "$log" || true)
+        grep -q 'WARNING: possible circular locking dependency detected' "$log" || continue
+        [ "$problems" -le 2 ] || continue
+        report=$(sed -n '/possible circular locking dependency/,/stack backtrace:/p' "$log")
+        ! grep -qE 'rdma_rxe|\brxe_' <<< "$report" || continue
+        for k in "${known_upstream_reports[@]}"; do
+            l1=${k%%+*} l2=${k#*+}
+            if grep -qF "($l1)" <<< "$report" && grep -qF "($l2)" <<< "$report"; then
+                printf '%s\t%s\n' "$n" "lockdep cycle $l1 / $l2 (upstream, no rdma_rxe frame)" >> "$logdir/known-upstream.txt"
+                awk -F'\t' -v OFS='\t' -v n="$n" -v k="$k" \
+                    '$1 == "FAIL" && $2 == n { $1 = "PASS"; $4 = "known upstream report in its kernel log: " k } { print }' \
+                    "$f" > "$f.new" && mv "$f.new" "$f"
+                break
+            fi
+        done
+    done < <(cat "$f")
+done
+
 # Each guest checks the driver it loads: name all but the first check of
 # a driver by its guest, so that every name is one verdict.
 if [ ${#guests[@]} -gt 1 ]; then
@@ -348,6 +386,10 @@ if [ "$failed" -gt 0 ]; then
                     head -n 45 | sed 's/^/    /'
             done
         done
+fi
+if [ -s "$logdir/known-upstream.txt" ]; then
+    echo "known upstream kernel reports (passed, not this driver's; Documentation/testing.md):"
+    sed 's/\t/: /; s/^/    /' "$logdir/known-upstream.txt"
 fi
 skipped=$(grep -c '^SKIP' "$logdir/results.txt" || true)
 echo "skipped: $skipped"
