@@ -749,10 +749,11 @@ fn a_responder_slower_than_the_qp_timeout_is_not_flooded() {
 }
 
 /// The same responder with a deep send queue (`ib_send_bw`: up to 128
-/// WQEs outstanding): the window is full, and a timer-driven go-back-N
-/// (the RTT-based one as much as the QP timeout) that resends it floods
-/// the responder the same way (the interop harness's `ib_send_bw` with a
-/// C server: 19297 duplicates, 1321 timeouts, 50 messages in 240 s).
+/// WQEs outstanding): the window is full, and a QP timeout that resends it
+/// floods the responder the same way. The RTT-based go-back-N still
+/// resends the window, so the bound here is looser (the interop harness's
+/// `ib_send_bw` with a C server still crawls: 19297 duplicates, 170
+/// RTT-based go-backs, 1321 timeouts, 50 messages in 240 s).
 #[test]
 fn a_deep_queue_to_a_slow_responder_is_not_flooded() {
     let run = slow_responder(8, 40);
@@ -782,8 +783,7 @@ fn after_a_qp_timeout_the_window_follows_the_answer_to_one_packet() {
     let mut due = None;
     unanswered(&mut req, &mut due, 0, timeout);
     assert_eq!(req.counters().timeouts, 1);
-    let acts = at(&mut req, timeout + 100 * US, ack(100));
-    let mut acts = acts;
+    let mut acts = at(&mut req, timeout + 100 * US, ack(100));
     acts.extend(at(&mut req, timeout + 100 * US, SEND_ALL));
     assert_eq!(
         tx(&acts)

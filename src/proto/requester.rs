@@ -602,10 +602,10 @@ impl<const N: usize> Requester<N> {
     /// window (the PSN window until measured); one after a QP timeout until
     /// the responder answers.
     pub fn flight_cap(&self) -> u32 {
-        let window = self.config.psn_window.max(1);
         if self.restarting && self.clocked {
             return 1;
         }
+        let window = self.config.psn_window.max(1);
         match self.rtt.bdp_packets() {
             Some(bdp) if self.clocked => bdp.saturating_mul(2).max(MIN_FLIGHT).min(window),
             _ => window,
