@@ -2,8 +2,8 @@
 # The C pass's cache, one entry per test (sourced by scripts/test.sh).
 #
 # A C result may be reused while nothing it depends on changed: the
-# harness every test runs in (tests/vm/lib.sh and suite.sh, scripts/vm.sh,
-# scripts/check-dmesg.sh, the kernel build, the rdma-core packages, the
+# harness every test runs in (tests/vm/lib.sh, suite.sh, pyz.c and
+# pyzygote.py, scripts/vm.sh, scripts/check-dmesg.sh, the kernel build, the rdma-core packages, the
 # knobs that change what a test does), the test's own script, and every
 # file under tests/ that script names, and so on (a file is named by its
 # name or, for a Python module, its name without .py; a false match only
@@ -25,7 +25,7 @@ c_test_deps() {
     local queue=("$root") f c base stem
     local candidates=()
     mapfile -t candidates < <(find tests/vm tests/kmod -name __pycache__ -prune -o -type f -print |
-        grep -vxE 'tests/vm/(lib|suite)\.sh|tests/kmod/Kbuild' | sort)
+        grep -vxE 'tests/vm/(lib|suite)\.sh|tests/vm/pyz(\.c|zygote\.py)|tests/kmod/Kbuild' | sort)
     while [ ${#queue[@]} -gt 0 ]; do
         f=${queue[0]}; queue=("${queue[@]:1}")
         for c in "${candidates[@]}"; do

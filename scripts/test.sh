@@ -79,6 +79,9 @@ logdir=$(cd "$logdir" && pwd)
 # gcc is not emulated (x_hostile_ring.sh looks for it in the log directory).
 gcc -O1 -g -Wall -Werror -o "$logdir/hostile_ring" tests/vm/hostile_ring.c -libverbs
 gcc -O1 -g -Wall -Werror -o "$logdir/rereg" tests/vm/rereg.c -libverbs
+# pyz: the tests' python3, forking pyverbs scripts from a warm Python
+# (tests/vm/lib.sh, PY); static, so that starting it costs the least.
+gcc -O1 -g -Wall -Werror -static -o "$logdir/pyz" tests/vm/pyz.c
 # The kernel-verbs test module (t_kverbs.sh), against the test kernel.
 mkdir -p "$logdir/kmod"
 cp tests/kmod/Kbuild tests/kmod/*.c "$logdir/kmod/"
@@ -102,7 +105,8 @@ c_environment() {
     echo "slow=${RXE_SLOW_TESTS:-} cycles=${RXE_CYCLES:-} timeout=${RXE_TEST_TIMEOUT:-}"
 }
 c_common=$( {
-    (cd "$here" && sha256sum tests/vm/lib.sh tests/vm/suite.sh scripts/vm.sh scripts/check-dmesg.sh)
+    (cd "$here" && sha256sum tests/vm/lib.sh tests/vm/suite.sh tests/vm/pyz.c tests/vm/pyzygote.py \
+        scripts/vm.sh scripts/check-dmesg.sh)
     c_environment
 } | sha256sum | cut -c1-16)
 declare -A c_keys=()

@@ -6,6 +6,21 @@
 : "${RXE_DRIVER:?RXE_DRIVER must be rust or c}"
 : "${RXE_REPO:?}" "${RXE_LOGDIR:?}"
 RXE_KO=${RXE_KO:-$RXE_REPO/rdma_rxe.ko}
+# PY: what the tests run their pyverbs scripts with ("$PY" SCRIPT ARGS, as
+# python3). pyz (tests/vm/pyz.c, built by scripts/test.sh into the log
+# directory) has them forked from a Python that imported pyverbs once per
+# boot (tests/vm/pyzygote.py, started by suite.sh): under TCG, python3
+# takes 3.5 s to start and pyverbs 16 s to import. Without the server,
+# pyz runs python3 itself. Tests about processes ending (t_teardown,
+# t_destroy_wait, t_netns_exit) run python3 directly.
+PY=/usr/bin/python3
+[ ! -x "$RXE_LOGDIR/pyz" ] || PY=$RXE_LOGDIR/pyz
+
+# need_pyverbs: fail the test if python3-pyverbs is not installed (a file
+# test: an import would cost the 20 s PY saves).
+need_pyverbs() {
+    [ -f /usr/lib/python3/dist-packages/pyverbs/__init__.py ] || fail "python3-pyverbs missing"
+}
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "SKIP: $*" >&2; exit 4; }

@@ -269,6 +269,13 @@ if $drivers && [ $total -gt 0 ]; then
     # kmemleak's periodic scan takes most of a minute under TCG every ten
     # minutes; t_cycles.sh scans explicitly when it needs to.
     echo scan=off > /sys/kernel/debug/kmemleak 2>/dev/null || true
+    # The Python the tests' "$PY" forks its scripts from (lib.sh): it
+    # imports pyverbs while the first tests run; until it listens, pyz
+    # runs python3 itself.
+    if [ -x "$RXE_LOGDIR/pyz" ]; then
+        /usr/bin/python3 "$here/pyzygote.py" /tmp/rxe-pyz.sock \
+            > "$RXE_LOGDIR/pyzygote${RXE_VM_TAG:+-$RXE_VM_TAG}.log" 2>&1 &
+    fi
     # A problem in the kernel log before the first test fails the boot.
     if ! problem=$(kernel_log_since "" "$RXE_LOGDIR/boot-${phases[0]}.dmesg"); then
         record "${phases[0]}/boot" FAIL "" "kernel log: $problem"

@@ -18,7 +18,7 @@
 # reported as "C known failure", not failed.
 . "$(dirname "$0")/lib.sh"
 
-/usr/bin/python3 -c "import pyverbs" 2>/dev/null || fail "python3-pyverbs missing"
+need_pyverbs
 rxe_load || fail "modprobe"
 two_namespaces 9000 || fail "two-namespace set-up"
 here=$(dirname "$0")
@@ -54,7 +54,7 @@ for run in "256 loss 1%" "4096 loss 5%" "1024 duplicate 1%" "1024 delay 2ms reor
     bound=600
     [ "$RXE_DRIVER" = c ] && bound=${RXE_C_LOSSY_BOUND:-90}
     start=$SECONDS
-    RXE_MTU=$mtu RXE_INTEGRITY_QUICK=1 timeout -k 5 "$bound" /usr/bin/python3 "$here/integrity.py" rxe0 "$g0" rxe1 "$g1" \
+    RXE_MTU=$mtu RXE_INTEGRITY_QUICK=1 timeout -k 5 "$bound" "$PY" "$here/integrity.py" rxe0 "$g0" rxe1 "$g1" \
         > /tmp/adv.out 2>&1
     rc=$?
     took=$((SECONDS - start))
@@ -87,7 +87,7 @@ if [ "$RXE_DRIVER" = c ] && [ -z "${RXE_ADVERSITY_ALL:-}" ]; then
     cases=(retry_exhausted rnr_exhausted rnr_late_recv atomic_race)
     note "C known failure: destroy_armed (WARN in __rxe_cleanup), not run"
 fi
-expect "adversity cases" /usr/bin/python3 "$here/adversity.py" rxe0 "$g0" rxe1 "$g1" "${cases[@]}"
+expect "adversity cases" "$PY" "$here/adversity.py" rxe0 "$g0" rxe1 "$g1" "${cases[@]}"
 sed 's/^/  /' /tmp/expect.out
 two_namespaces_down
 
@@ -121,7 +121,7 @@ routed_namespaces() {
 }
 
 routed_namespaces || fail "routed set-up"
-if /usr/bin/python3 "$here/adversity.py" rxe0 "$g0" rxe1 "$g1" retry_peer_gone > /tmp/adv.out 2>&1; then
+if "$PY" "$here/adversity.py" rxe0 "$g0" rxe1 "$g1" retry_peer_gone > /tmp/adv.out 2>&1; then
     note "ok: $(tail -1 /tmp/adv.out)"
 elif [ "$RXE_DRIVER" = c ]; then
     note "C known failure: retry_peer_gone: $(tail -1 /tmp/adv.out)"

@@ -5,11 +5,11 @@
 # flags of a registration).
 . "$(dirname "$0")/lib.sh"
 
-/usr/bin/python3 -c "import pyverbs" 2>/dev/null || fail "python3-pyverbs missing"
+need_pyverbs
 rxe_load || fail "modprobe"
 two_namespaces || fail "two-namespace set-up"
 start=$SECONDS
-expect "ATOMIC_WRITE rxe0 to rxe1" timeout -k 5 600 /usr/bin/python3 "$(dirname "$0")/t_atomic_write.py" rxe0 "$g0" rxe1 "$g1"
+expect "ATOMIC_WRITE rxe0 to rxe1" timeout -k 5 600 "$PY" "$(dirname "$0")/t_atomic_write.py" rxe0 "$g0" rxe1 "$g1"
 sed 's/^/  /' /tmp/expect.out
 note "($((SECONDS - start)) s)"
 two_namespaces_down

@@ -25,7 +25,7 @@ before=$(cat "$counter" 2>/dev/null || echo none)
 lines_before=$(dmesg | grep -c 'bad ICRC')
 
 expect "send $N packets with a bad ICRC from the peer namespace" \
-    ip netns exec peer /usr/bin/python3 -c "
+    ip netns exec peer "$PY" -c "
 import socket, struct
 bth = struct.pack('>BBHII', 0x04, 0, 0xffff, 0x11, 0)  # RC SEND ONLY to QP 0x11
 pkt = bth + b'\x5a' * 32 + b'\xde\xad\xbe\xef'          # ICRC: wrong

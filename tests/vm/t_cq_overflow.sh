@@ -5,10 +5,10 @@
 # devices in two namespaces (rxe1 sends, rxe0 receives).
 . "$(dirname "$0")/lib.sh"
 
-/usr/bin/python3 -c "import pyverbs" 2>/dev/null || fail "python3-pyverbs missing"
+need_pyverbs
 rxe_load || fail "modprobe"
 two_namespaces || fail "two-namespace set-up"
-timeout 300 /usr/bin/python3 "$(dirname "$0")/t_cq_overflow.py" rxe1 "$g1" rxe0 "$g0" \
+timeout 300 "$PY" "$(dirname "$0")/t_cq_overflow.py" rxe1 "$g1" rxe0 "$g0" \
     > /tmp/cq_overflow.out 2>&1
 status=$?
 note "$(cat /tmp/cq_overflow.out)"

@@ -23,7 +23,7 @@ if [ "$RXE_DRIVER" = c ]; then
     note "C driver: known failure, not run: destroy_qp waits 50 s for the held packets, then WARNs and frees the QP their destructor still uses"
     exit 0
 fi
-/usr/bin/python3 -c "import pyverbs" 2>/dev/null || fail "python3-pyverbs missing"
+need_pyverbs
 rxe_load || fail "modprobe"
 two_namespaces || fail "two-namespace set-up"
 

@@ -11,10 +11,10 @@
 . "$(dirname "$0")/lib.sh"
 topologies=("${@:-ns}")
 
-/usr/bin/python3 -c "import pyverbs" 2>/dev/null || fail "python3-pyverbs missing"
+need_pyverbs
 rxe_load || fail "modprobe"
 two_namespaces || fail "two-namespace set-up"
-py=(/usr/bin/python3 "$(dirname "$0")/integrity.py")
+py=("$PY" "$(dirname "$0")/integrity.py")
 for t in "${topologies[@]}"; do
     start=$SECONDS
     case $t in

@@ -12,7 +12,7 @@
 # counter.
 . "$(dirname "$0")/lib.sh"
 
-/usr/bin/python3 -c "import pyverbs" 2>/dev/null || fail "python3-pyverbs missing"
+need_pyverbs
 command -v setpriv >/dev/null || fail "setpriv missing"
 one_device
 ip link set lo up
@@ -143,7 +143,7 @@ assert attr.qp_state == e.IBV_QPS_RTS, attr.qp_state
 print("ok: target QP in RTS")
 EOF
 expect "forged packet from an unprivileged local socket is dropped" \
-    /usr/bin/python3 /tmp/lo_inject.py "$g0"
+    "$PY" /tmp/lo_inject.py "$g0"
 sed 's/^/    /' /tmp/expect.out
 
 if [ "$RXE_DRIVER" = rust ]; then

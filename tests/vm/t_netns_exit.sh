@@ -10,7 +10,7 @@
 # Each time the device must go and the module must unload at the end.
 . "$(dirname "$0")/lib.sh"
 
-/usr/bin/python3 -c "import pyverbs" 2>/dev/null || fail "python3-pyverbs missing"
+need_pyverbs
 rxe_load || fail "modprobe"
 
 cat > /tmp/netns_hold.py <<'EOF'

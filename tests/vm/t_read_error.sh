@@ -9,14 +9,14 @@
 #                           driver, which serves the whole reply first)
 . "$(dirname "$0")/lib.sh"
 
-/usr/bin/python3 -c "import pyverbs" 2>/dev/null || fail "python3-pyverbs missing"
+need_pyverbs
 rxe_load || fail "modprobe"
 two_namespaces || fail "two-namespace set-up"
 log_from=$(dmesg | wc -l)
 start=$SECONDS
 mib=${1:-256}
 [ "$RXE_DRIVER" = c ] && [ -z "${1:-}" ] && mib=4
-timeout -k 10 600 /usr/bin/python3 "$(dirname "$0")/t_read_error.py" rxe0 "$g0" rxe1 "$g1" \
+timeout -k 10 600 "$PY" "$(dirname "$0")/t_read_error.py" rxe0 "$g0" rxe1 "$g1" \
     10.0.0.1 10.0.0.2 "$mib" \
     > /tmp/read_error.out 2>&1
 status=$?

@@ -6,12 +6,12 @@
 #   t_srq_race.sh [MESSAGES]   per sender (default 2000)
 . "$(dirname "$0")/lib.sh"
 
-/usr/bin/python3 -c "import pyverbs" 2>/dev/null || fail "python3-pyverbs missing"
+need_pyverbs
 [ "$(nproc)" -ge 2 ] || note "only one CPU: the two senders cannot run at once"
 rxe_load || fail "modprobe"
 two_namespaces || fail "two-namespace set-up"
 start=$SECONDS
-expect "two senders into one SRQ" timeout 600 /usr/bin/python3 "$(dirname "$0")/t_srq_race.py" \
+expect "two senders into one SRQ" timeout 600 "$PY" "$(dirname "$0")/t_srq_race.py" \
     rxe0 "$g0" rxe1 "$g1" "${1:-2000}"
 note "$(cat /tmp/expect.out) ($((SECONDS - start)) s)"
 two_namespaces_down

@@ -24,7 +24,7 @@
 # KASAN...) and, after each driver's tests, kmemleak.
 . "$(dirname "$0")/lib.sh"
 
-/usr/bin/python3 -c "import pyverbs" 2>/dev/null || fail "python3-pyverbs missing"
+need_pyverbs
 here=$(dirname "$0")
 bad=0
 

@@ -6,12 +6,12 @@
 # down takes most of a minute under TCG.
 . "$(dirname "$0")/lib.sh"
 
-/usr/bin/python3 -c "import pyverbs" 2>/dev/null || fail "python3-pyverbs missing"
+need_pyverbs
 one_device
 for t in pd cq mr qp srq ah; do
-    expect "$t" /usr/bin/python3 "$(dirname "$0")/t_$t.py"
+    expect "$t" "$PY" "$(dirname "$0")/t_$t.py"
     sed 's/^/    /' /tmp/expect.out
     [ $t = pd ] || expect "$t: process exiting with its objects open" \
-        /usr/bin/python3 "$(dirname "$0")/t_$t.py" --exit-with-open-${t}s
+        "$PY" "$(dirname "$0")/t_$t.py" --exit-with-open-${t}s
 done
 expect "device can be removed after contexts close" rdma link del rxe0

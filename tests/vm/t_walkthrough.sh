@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 
 [ "$RXE_DRIVER" = rust ] || skip "the C driver has no fault injection"
-/usr/bin/python3 -c "import pyverbs" 2>/dev/null || fail "python3-pyverbs missing"
+need_pyverbs
 mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
 mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing
 rxe_load || fail "modprobe"
@@ -30,7 +30,7 @@ grep -qx "drop dir=tx class=ack prob=0.500000 seed=3 # matched=0 acted=0" "$f" |
 expect "clear" sh -c "echo > $f"
 [ -z "$(cat "$f")" ] || fail "not cleared: $(cat "$f")"
 note "ok: faults file: mode 600, EINVAL with a reason, read back, cleared"
-expect "walkthroughs" /usr/bin/python3 "$(dirname "$0")/walkthrough.py" rxe0 "$g0" rxe1 "$g1"
+expect "walkthroughs" "$PY" "$(dirname "$0")/walkthrough.py" rxe0 "$g0" rxe1 "$g1"
 sed 's/^/  /' /tmp/expect.out
 echo 0 > /sys/kernel/tracing/events/rdma_rxe/enable
 two_namespaces_down
