@@ -110,14 +110,12 @@ routed_namespaces() {
     ip route add 10.0.1.0/24 via 10.0.0.254 || return 1
     rdma link add rxe0 type rxe netdev veth-a || return 1
     ip netns exec peer rdma link add rxe1 type rxe netdev veth-b || return 1
-    wait_for 20 link_state_is rxe0 ACTIVE || return 1
-    wait_for 20 link_state_is rxe1 ACTIVE || return 1
+    wait_for 20 port_state_is rxe0 ACTIVE || return 1
+    wait_for 20 port_state_is rxe1 ACTIVE || return 1
     wait_for 30 gid_index rxe0 ffff:0a00:0001 || return 1
-    local in_peer
-    in_peer="$(declare -f gid_index); gid_index rxe1 ffff:0a00:0102"
-    wait_for 30 ip netns exec peer bash -c "$in_peer" || return 1
+    wait_for 30 gid_index rxe1 ffff:0a00:0102 || return 1
     g0=$(gid_index rxe0 ffff:0a00:0001)
-    g1=$(ip netns exec peer bash -c "$in_peer")
+    g1=$(gid_index rxe1 ffff:0a00:0102)
 }
 
 routed_namespaces || fail "routed set-up"
