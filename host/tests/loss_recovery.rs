@@ -839,3 +839,51 @@ fn a_spurious_qp_timeout_goes_on_with_what_was_never_sent() {
         2
     );
 }
+
+#[test]
+fn after_a_spurious_timeout_the_next_message_is_sent() {
+    // As seen against the C driver under TCG (interop rust-c
+    // rc_pingpong 64 KiB): a 16-packet message (PSN 100..=115) all sent;
+    // the responder is slow, so the QP timeout fires twice (each resends
+    // 100 alone); then it ACKs 107 (its coalesced ACK, mid-message) and
+    // 115 three times (the message, then the duplicates of 100). The
+    // message completes, and the next one posted goes out at 116.
+    let mut req = requester(7);
+    req.post(write(0, 16384), &mut |_| panic!()).unwrap();
+    let timeout = u64::from(TIMEOUT) * US;
+    let mut due = None;
+    unanswered(&mut req, &mut due, 0, 3 * timeout);
+    assert!(req.counters().timeouts >= 2, "{:?}", req.counters());
+    let t = 3 * timeout + 10 * US;
+    let mut acts = at(&mut req, t, ack(107));
+    for i in 1..=3 {
+        acts.extend(at(&mut req, t + i * 50 * US, ack(115)));
+    }
+    assert!(
+        acts.iter()
+            .any(|a| matches!(a, RequesterAction::Complete(c) if c.wqe_id == 0)),
+        "{acts:?}"
+    );
+    assert_eq!(req.outstanding_wqes(), 0);
+    let t = t + 1000 * US;
+    req.post(write(1, 16384), &mut |_| panic!()).unwrap();
+    let acts = at(&mut req, t, SEND_ALL);
+    let psns: Vec<u32> = tx(&acts).iter().map(|p| p.header.psn.get()).collect();
+    assert_eq!(psns.first(), Some(&116), "{psns:?}");
+    assert!(!psns.is_empty());
+    let mut t = t;
+    let mut sent = psns.len();
+    while sent < 16 {
+        t += 100 * US;
+        let acts = at(&mut req, t, SEND_ALL);
+        sent += tx(&acts).len();
+        assert!(
+            !tx(&acts).is_empty(),
+            "stuck after {sent} packets of the second message"
+        );
+    }
+    let acts = at(&mut req, t + 100 * US, ack(131));
+    assert!(acts
+        .iter()
+        .any(|a| matches!(a, RequesterAction::Complete(c) if c.wqe_id == 1)));
+}

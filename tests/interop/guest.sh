@@ -126,6 +126,7 @@ wait_for 30 gid_index rxe0 "$pat" || setup_failed "no GID for $my_ip"
 gid=$(gid_index rxe0 "$pat")
 echo "side $side: $(rxe_loaded_driver) driver, rxe0 on $nic ($my_ip), GID index $gid, loss $loss%"
 
+mount -t debugfs none /sys/kernel/debug 2> /dev/null || true
 tracing=/sys/kernel/tracing
 if [ -d "$tracing/events/rdma_rxe" ]; then
     echo 4096 > "$tracing/buffer_size_kb"
@@ -212,6 +213,17 @@ capture_wanted() {
     return 1
 }
 
+# dump_state: our driver's QPs (debugfs qps: PSNs, timer, outstanding
+# WQEs) and the processes of a case with their wait channels.
+dump_state() {
+    local f
+    echo "at $EPOCHSECONDS"
+    for f in /sys/kernel/debug/rdma_rxe/*/qps; do
+        [ -r "$f" ] && { echo "== $f"; cat "$f"; }
+    done
+    ps -eo pid,stat,wchan:32,args | grep -E 'pingpong|ib_|rping|python3' | grep -v grep
+}
+
 # attempt_case SPEC KEY: one attempt at case SPEC, its files and marks
 # named KEY; sets attempt_verdict, attempt_why, attempt_secs (verdict
 # "SETUP" when the case could not start: no second attempt).
@@ -241,6 +253,11 @@ attempt_case() {
         cap=$!
     fi
     echo "\$ $cmd" > "$out"
+    # What the QPs and the case's processes were doing just before the
+    # bound ends the case (ROLE-KEY.state): our driver's live PSN state
+    # (debugfs qps) and where each process waits.
+    ( sleep $((bound - 10)); dump_state > "$dir/$role-$key.state" 2>&1 ) &
+    local dumper=$!
     if [ "$role" = server ]; then
         timeout "$bound" $cmd >> "$out" 2>&1 &
         pid=$!
@@ -280,6 +297,7 @@ attempt_case() {
         fi
         mark "done-$key"
     fi
+    kill "$dumper" 2> /dev/null; wait "$dumper" 2> /dev/null
     [ -z "${cap:-}" ] || { sleep 1; kill "$cap" 2> /dev/null; wait "$cap" 2> /dev/null; cap=; }
     [ $rc != 124 ] || why=${why:-"did not finish in $bound s"}
     [ $rc = 0 ] || why=${why:-"exit $rc"}
