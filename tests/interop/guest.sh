@@ -214,13 +214,17 @@ capture_wanted() {
 }
 
 # dump_state: our driver's QPs (debugfs qps: PSNs, timer, outstanding
-# WQEs) and the processes of a case with their wait channels.
+# WQEs), either driver's as `rdma res` shows them, and the processes of a
+# case with their wait channels.
 dump_state() {
     local f
     echo "at $EPOCHSECONDS"
     for f in /sys/kernel/debug/rdma_rxe/*/qps; do
         [ -r "$f" ] && { echo "== $f"; cat "$f"; }
     done
+    # Either driver's QPs as ib_core reports them (state, sq-psn, rq-psn).
+    echo "== rdma res show qp"
+    rdma -d res show qp
     ps -eo pid,stat,wchan:32,args | grep -E 'pingpong|ib_|rping|python3' | grep -v grep
 }
 
