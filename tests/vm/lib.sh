@@ -149,14 +149,24 @@ rxe_unload() {
     [ ! -e /sys/module/rdma_rxe ]
 }
 
+# ip_batch [IP-OPTION...] -- COMMAND...: one `ip` process for several
+# commands (`ip -batch`; each process costs about a second under TCG),
+# through a file, not a pipe (a pipe forks a subshell).
+ip_batch() {
+    local opts=()
+    while [ "$1" != -- ]; do opts+=("$1"); shift; done
+    shift
+    printf '%s\n' "$@" > /tmp/rxe-ip.batch
+    ip "${opts[@]}" -batch /tmp/rxe-ip.batch
+}
+
 # A veth pair veth-a <-> veth-b with fixed MACs (so GUIDs are the same for
 # both drivers) and 10.0.0.1/24, 10.0.0.2/24, both up.
 veth_pair() {
-    printf '%s\n' \
+    ip_batch -- \
         "link add veth-a address 02:00:00:00:00:0a type veth peer name veth-b address 02:00:00:00:00:0b" \
         "addr add 10.0.0.1/24 dev veth-a" "addr add 10.0.0.2/24 dev veth-b" \
-        "link set veth-a up" "link set veth-b up" > /tmp/rxe-ip.batch
-    ip -batch /tmp/rxe-ip.batch
+        "link set veth-a up" "link set veth-b up"
 }
 
 # one_device: the driver loaded and rxe0 on veth-a (10.0.0.1, with veth-b
@@ -196,14 +206,12 @@ gid_index() {
 # default shared mode, which no test changes).
 two_namespaces() {
     local mtu=${1:-1500}
-    printf '%s\n' "netns add peer" \
+    ip_batch -- "netns add peer" \
         "link add veth-a address 02:00:00:00:00:0a mtu $mtu type veth peer name veth-b address 02:00:00:00:00:0b mtu $mtu" \
         "link set veth-b netns peer" "addr add 10.0.0.1/24 dev veth-a" \
-        "link set lo up" "link set veth-a up" > /tmp/rxe-ip.batch
-    ip -batch /tmp/rxe-ip.batch || return 1
-    printf '%s\n' "addr add 10.0.0.2/24 dev veth-b" "link set lo up" \
-        "link set veth-b up" > /tmp/rxe-ip.batch
-    ip -n peer -batch /tmp/rxe-ip.batch || return 1
+        "link set lo up" "link set veth-a up" || return 1
+    ip_batch -n peer -- "addr add 10.0.0.2/24 dev veth-b" "link set lo up" \
+        "link set veth-b up" || return 1
     rdma link add rxe0 type rxe netdev veth-a || return 1
     ip netns exec peer rdma link add rxe1 type rxe netdev veth-b || return 1
     wait_for 20 port_state_is rxe0 ACTIVE || return 1
@@ -219,8 +227,7 @@ two_namespaces() {
 two_namespaces_down() {
     rdma link del rxe0 2>/dev/null
     rdma link del rxe1 2>/dev/null
-    printf '%s\n' "netns delete peer" "link del veth-a" > /tmp/rxe-ip.batch
-    ip -force -batch /tmp/rxe-ip.batch 2>/dev/null
+    ip_batch -force -- "netns delete peer" "link del veth-a" 2>/dev/null
     true
 }
 
