@@ -10,14 +10,16 @@
 # selects none fails the run. --only runs only the given phases (default:
 # c, rust, compare): scripts/test.sh runs the two drivers in two guests and
 # the comparisons, which only diff files, on the host. --results FILE gets
-# one line per test: "PASS|FAIL|SKIP<tab>name<tab>seconds<tab>why".
+# one line per test: "PASS|FAIL|SKIP|NOTRUN<tab>name<tab>seconds<tab>why"
+# (NOTRUN: a C test the time budget left out, see c_out_of_budget).
 # --list prints the names of the selected tests and runs nothing.
 #
 # What fails a test, besides its exit status (0 passes, 4 is a skip: a skip
 # on our driver fails): the kernel log written while it ran (from a marker
 # written to /dev/kmsg before it, to after the clean-up) showing an oops,
 # WARNING, KASAN report, lockdep splat, stall... (scripts/check-dmesg.sh),
-# and the module not unloading after it. When the module cannot be unloaded
+# and the module not unloading after it. The phases run in the order
+# of the --only options (scripts/test.sh: ours first, then the C pass). When the module cannot be unloaded
 # or the loaded module is not the driver asked for (driver-selected), the
 # driver's remaining tests are recorded as failed, not run on the wrong
 # driver.
@@ -85,7 +87,7 @@ fi
 results=${results:-$RXE_LOGDIR/results.txt}
 : > "$results"
 passed=0 failed=0
-failures=() skips=()
+failures=() skips=() notrun=()
 
 record() { # name verdict seconds why
     local line="$2 $1${3:+ $3 s}${4:+ ($4)}"
@@ -93,6 +95,7 @@ record() { # name verdict seconds why
     case $2 in
         PASS) passed=$((passed + 1)) ;;
         SKIP) skips+=("$1") ;;
+        NOTRUN) notrun+=("$1") ;;
         FAIL) failed=$((failed + 1)); failures+=("$1") ;;
     esac
     echo "$line"
@@ -206,6 +209,31 @@ kmemleak_check() {
     fi
 }
 
+# The C pass's time budget (scripts/test.sh, RXE_TIME_BUDGET): the file
+# $RXE_LOGDIR/budget-TAG.txt holds "deadline EPOCH" and the tests'
+# estimated durations ("NAME<tab>SECONDS"). A C test starts only if its
+# estimate ends before the deadline; one that would not is recorded
+# NOTRUN (not a pass, not cached: it runs on a later run). Our driver's
+# tests are never left out: they run first and the budget is not theirs.
+c_budget_file=$RXE_LOGDIR/budget${RXE_VM_TAG:+-$RXE_VM_TAG}.txt
+c_deadline=
+declare -A c_estimate=()
+if [ -f "$c_budget_file" ]; then
+    while IFS=$'\t' read -r key value; do
+        case $key in
+            "deadline "*) c_deadline=${key#deadline } ;;
+            ?*) c_estimate[$key]=$value ;;
+        esac
+    done < "$c_budget_file"
+fi
+# c_out_of_budget NAME: true if C test NAME cannot end before the deadline.
+c_out_of_budget() {
+    [[ $1 == c/* ]] && [ -n "$c_deadline" ] || return 1
+    local now
+    now=$(date +%s)
+    [ $((now + ${c_estimate[$1]:-60})) -gt "$c_deadline" ]
+}
+
 run_driver() { # driver
     local driver=$1 name blocked= s
     export RXE_DRIVER=$driver
@@ -223,6 +251,10 @@ run_driver() { # driver
     for name in "${sel[@]}"; do
         if [ -n "$blocked" ]; then
             record "$name" FAIL "" "not run: $blocked"
+            continue
+        fi
+        if [[ $name != */driver-selected ]] && c_out_of_budget "$name"; then
+            record "$name" NOTRUN "" "the C pass's time budget: it would end after $(date -u -d "@$c_deadline" +%H:%M:%S) UTC"
             continue
         fi
         case $name in
@@ -299,5 +331,6 @@ done
 echo
 [ ${#failures[@]} = 0 ] || echo "failed: ${failures[*]}"
 echo "skipped: ${#skips[@]}${skips[*]:+ (${skips[*]})}"
+[ ${#notrun[@]} = 0 ] || echo "not run (time budget): ${#notrun[@]} (${notrun[*]})"
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
