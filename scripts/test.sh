@@ -92,6 +92,7 @@ logdir=$(cd "$logdir" && pwd)
 # gcc is not emulated (x_hostile_ring.sh looks for it in the log directory).
 gcc -O1 -g -Wall -Werror -o "$logdir/hostile_ring" tests/vm/hostile_ring.c -libverbs
 gcc -O1 -g -Wall -Werror -o "$logdir/rereg" tests/vm/rereg.c -libverbs
+gcc -O1 -g -Wall -Werror -o "$logdir/mcast" tests/vm/mcast.c -libverbs
 # pyz: the tests' python3, forking pyverbs scripts from a warm Python
 # (tests/vm/lib.sh, PY); static, so that starting it costs the least.
 gcc -O1 -g -Wall -Werror -static -o "$logdir/pyz" tests/vm/pyz.c

@@ -81,6 +81,8 @@ pub(crate) struct RxeDevice {
     /// The device's debugfs files (fault rules, QP state), if debugfs
     /// could have them.
     pub(crate) debugfs: DeviceBox<DeviceDebugfs>,
+    /// UD multicast groups and their members (set at creation).
+    pub(crate) multicast: DeviceBox<crate::multicast::Groups>,
 }
 
 // SAFETY: Everything is atomics, locked, or immutable after registration
@@ -136,6 +138,8 @@ pub(crate) fn newlink(name: &CStr, ndev: &NetDevice) -> Result {
         unsafe { rxe.srqs.init() };
         // SAFETY: As for the key table.
         unsafe { rxe.windows.init() };
+        rxe.multicast
+            .set(KBox::pin_init(crate::multicast::Groups::new(), GFP_KERNEL)?);
         let sockets = netns::acquire_sockets(net)?;
         // From here on the socket use belongs to the device: `release`
         // gives it back on every path, including a failed registration.
@@ -375,6 +379,8 @@ impl RxeDevice {
         // SAFETY: No packet path runs for the device any more: its QPs are
         // destroyed and its netdev no longer maps to it.
         unsafe { self.debugfs.release() };
+        // SAFETY: As for the debugfs files; no verb runs any more either.
+        unsafe { self.multicast.release() };
     }
 }
 

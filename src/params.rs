@@ -41,12 +41,12 @@ pub(crate) const MAX_QP_RD_ATOM: u32 =
 pub(crate) const MAX_RES_RD_ATOM: u32 = 0x3f000;
 /// Outstanding RDMA READ/ATOMIC per QP, as requester.
 pub(crate) const MAX_QP_INIT_RD_ATOM: u32 = 128;
-/// Multicast groups.
-pub(crate) const MAX_MCAST_GRP: u32 = 8192;
+/// Multicast groups (the limit `crate::multicast` enforces).
+pub(crate) const MAX_MCAST_GRP: u32 = crate::proto::multicast::MAX_GROUPS;
 /// QPs attached to one multicast group.
-pub(crate) const MAX_MCAST_QP_ATTACH: u32 = 56;
+pub(crate) const MAX_MCAST_QP_ATTACH: u32 = crate::proto::multicast::MAX_GROUP_MEMBERS as u32;
 /// QP attachments over all multicast groups.
-pub(crate) const MAX_TOT_MCAST_QP_ATTACH: u32 = 0x70000;
+pub(crate) const MAX_TOT_MCAST_QP_ATTACH: u32 = crate::proto::multicast::MAX_TOTAL_MEMBERS;
 /// Address handles.
 pub(crate) const MAX_AH: u32 = (1 << 15) - 1;
 /// Shared receive queues.

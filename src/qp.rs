@@ -402,6 +402,11 @@ const TX_DRAIN_STEP_MS: i64 = 10;
 /// Undoes [`create`] and [`publish`] before ib_core frees the QP: removes
 /// it from the table and waits for the data path to let go of it.
 pub(crate) fn destroy(rxe: &RxeDevice, qp: &RxeQp) {
+    // Out of its multicast groups first, so that no group names the QP
+    // number once it is free for another QP.
+    if let Some(groups) = rxe.multicast.get() {
+        groups.qp_destroyed(rxe, qp.body.qpn);
+    }
     rxe.qps.remove(qp.body.qpn);
     // No new packet reaches the QP. Stop the timers and the transmit work
     // (waiting for a running callback), so nothing sends any more, then

@@ -12,6 +12,7 @@ use crate::{
     proto::{
         fault::{Direction, FaultAction},
         icrc::IpHeader,
+        multicast::MULTICAST_QPN,
         packet::Packet,
         qp_attr::Network,
     },
@@ -27,7 +28,8 @@ pub(crate) struct Drops {
     /// No rxe port on the netdev the datagram arrived on: among them any
     /// datagram a local socket sent through `lo`.
     pub(crate) no_port: AtomicU64,
-    /// No queue pair with the destination QP number.
+    /// No queue pair with the destination QP number (for a multicast
+    /// packet: no QP attached to its group).
     pub(crate) no_qp: AtomicU64,
     /// The ICRC did not match.
     pub(crate) bad_icrc: AtomicU64,
@@ -154,14 +156,6 @@ fn deliver(rxe: &RxeDevice, ndev: &NetDevice, ip: &[u8], udp: &[u8; 8], roce: &[
         crate::sys::warn_bad_icrc();
         return;
     }
-    let Some(qp) = rxe.qps.lookup(pkt.dest_qp()) else {
-        count(&DROPS.no_qp);
-        return;
-    };
-    rxe.counters.inc(Counter::RcvdPkts);
-    // The IP packet, as rxe counts it.
-    let bytes = ip.len() + udp.len() + roce.len();
-    rxe.counters.add(Counter::RcvdBytes, bytes as u64);
     let (src, dst) = addresses(&iph);
     let network = match iph {
         IpHeader::V4(_) => Network::Ipv4,
@@ -173,6 +167,31 @@ fn deliver(rxe: &RxeDevice, ndev: &NetDevice, ip: &[u8], udp: &[u8; 8], roce: &[
         src,
         dst,
     };
+    // The IP packet, as rxe counts it.
+    let bytes = (ip.len() + udp.len() + roce.len()) as u64;
+    if pkt.dest_qp() == MULTICAST_QPN {
+        // A UD multicast packet: every QP attached to the group its IP
+        // destination names gets it; each QP's own checks (UD, state,
+        // Q_Key) decide as for a unicast packet.
+        let Some(members) = rxe.multicast.get().and_then(|g| g.members(&dst)) else {
+            count(&DROPS.no_qp);
+            return;
+        };
+        rxe.counters.inc(Counter::RcvdPkts);
+        rxe.counters.add(Counter::RcvdBytes, bytes);
+        for &qpn in members.qpns() {
+            if let Some(qp) = rxe.qps.lookup(qpn) {
+                crate::rc::receive(rxe, &qp, ndev, &pkt, &from);
+            }
+        }
+        return;
+    }
+    let Some(qp) = rxe.qps.lookup(pkt.dest_qp()) else {
+        count(&DROPS.no_qp);
+        return;
+    };
+    rxe.counters.inc(Counter::RcvdPkts);
+    rxe.counters.add(Counter::RcvdBytes, bytes);
     crate::rc::receive(rxe, &qp, ndev, &pkt, &from);
 }
 

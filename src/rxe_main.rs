@@ -16,6 +16,7 @@ mod debugfs;
 mod device;
 mod fault;
 mod mr;
+mod multicast;
 mod mw;
 mod netns;
 mod params;

@@ -16,6 +16,7 @@ pub mod error;
 pub mod fault;
 pub mod headers;
 pub mod icrc;
+pub mod multicast;
 pub mod opcode;
 pub mod packet;
 pub mod perf_mgmt;

@@ -305,6 +305,8 @@ fn device_ops() -> bindings::ib_device_ops {
         modify_qp: Some(super::qp::modify_qp_callback),
         query_qp: Some(super::qp::query_qp_callback),
         destroy_qp: Some(super::qp::destroy_qp_callback),
+        attach_mcast: Some(super::qp::attach_mcast_callback),
+        detach_mcast: Some(super::qp::detach_mcast_callback),
         post_send: Some(super::post::post_send_callback),
         post_recv: Some(super::post::post_recv_callback),
         post_srq_recv: Some(super::post::post_srq_recv_callback),

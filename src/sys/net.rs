@@ -76,6 +76,21 @@ impl NetDevice {
         // SAFETY: By the type invariant the device is valid.
         unsafe { bindings::rxe_glue_netdev_up(self.as_ptr()) }
     }
+
+    /// Lets frames to the Ethernet multicast address `addr` in
+    /// (`dev_mc_add`: counted per address, so each add needs one
+    /// [`NetDevice::mc_del`]).
+    pub(crate) fn mc_add(&self, addr: &[u8; 6]) -> Result {
+        // SAFETY: By the type invariant the device is valid; the address is
+        // read (6 bytes) during the call only.
+        kernel::error::to_result(unsafe { bindings::dev_mc_add(self.as_ptr(), addr.as_ptr()) })
+    }
+
+    /// Undoes one [`NetDevice::mc_add`] of `addr` (`dev_mc_del`).
+    pub(crate) fn mc_del(&self, addr: &[u8; 6]) -> Result {
+        // SAFETY: As in `mc_add`.
+        kernel::error::to_result(unsafe { bindings::dev_mc_del(self.as_ptr(), addr.as_ptr()) })
+    }
 }
 
 /// An owned reference to a network device, dropped with `dev_put`.

@@ -283,6 +283,54 @@ pub(super) unsafe extern "C" fn destroy_qp_callback(
     0
 }
 
+/// `.attach_mcast`: attaches a UD QP to multicast group `mgid` (ib_core
+/// has checked that the QP is UD and the GID multicast; the LID means
+/// nothing on RoCE).
+///
+/// # Safety
+///
+/// Called by ib_core only, with a live QP that `create_qp_callback` made
+/// and a GID valid for reads during the call.
+pub(super) unsafe extern "C" fn attach_mcast_callback(
+    ibqp: *mut bindings::ib_qp,
+    mgid: *mut bindings::ib_gid,
+    _mlid: u16,
+) -> c_int {
+    from_result(|| {
+        // SAFETY: ib_core passes a live QP of ours and a readable GID; every
+        // bit pattern of the union is a valid byte array.
+        let (rxe, qp, mgid) =
+            unsafe { (super::ib::rxe_of((*ibqp).device), rxe_qp(ibqp), (*mgid).raw) };
+        rxe.multicast
+            .get()
+            .ok_or(ENODEV)?
+            .attach(rxe, qp.body.qpn, mgid)?;
+        Ok(0)
+    })
+}
+
+/// `.detach_mcast`: detaches a QP from multicast group `mgid`.
+///
+/// # Safety
+///
+/// As for [`attach_mcast_callback`].
+pub(super) unsafe extern "C" fn detach_mcast_callback(
+    ibqp: *mut bindings::ib_qp,
+    mgid: *mut bindings::ib_gid,
+    _mlid: u16,
+) -> c_int {
+    from_result(|| {
+        // SAFETY: As in `attach_mcast_callback`.
+        let (rxe, qp, mgid) =
+            unsafe { (super::ib::rxe_of((*ibqp).device), rxe_qp(ibqp), (*mgid).raw) };
+        rxe.multicast
+            .get()
+            .ok_or(ENODEV)?
+            .detach(rxe, qp.body.qpn, mgid)?;
+        Ok(0)
+    })
+}
+
 /// `.modify_qp`: applies the attributes `attr_mask` selects.
 ///
 /// # Safety

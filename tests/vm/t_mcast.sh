@@ -1,0 +1,75 @@
+# UD multicast, between two devices in two namespaces: the receiving
+# netdev joins the groups at the IP level (as rdma_cm does for
+# rdma_join_multicast), then
+#   - tests/vm/mcast.c through stock librxe: attach and detach
+#     (ibv_attach_mcast, ibv_detach_mcast) with their errors, every SEND to
+#     the group delivered to each attached QP and to no other, a group's
+#     56-QP limit, QPs destroyed while attached;
+#   - mckey (rdmacm-utils): rdma_cm joins the group on both sides and
+#     sends 10 datagrams of 100 bytes from rxe0 to rxe1.
+# The netdev's multicast filter is checked too: a group's Ethernet
+# address in it while the group exists, gone after (a known failure of
+# the C driver, which never takes it out).
+. "$(dirname "$0")/lib.sh"
+
+# scripts/test.sh builds it on the host before the boot; build it here
+# when run by hand.
+bin=$RXE_LOGDIR/mcast
+src=$(dirname "$0")/mcast.c
+if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ]; then
+    gcc -O1 -g -Wall -o "$bin" "$src" -libverbs || fail "cannot build mcast (libibverbs-dev missing?)"
+fi
+command -v mckey > /dev/null || fail "mckey (rdmacm-utils) missing"
+rxe_load || fail "modprobe"
+two_namespaces || fail "two-namespace set-up"
+ip -n peer addr add 239.1.2.3/32 dev veth-b autojoin || fail "join 239.1.2.3 on veth-b"
+
+# The second group (239.1.2.2, not joined at the IP level) is in the
+# netdev's filter only through the driver: at the group's Ethernet address,
+# 01:00:5e:01:02:02 on ours, 33:33:ef:01:02:02 on the C driver (which maps
+# every GID the IPv6 way); and gone once the program's exit detached
+# everything.
+mac=01:00:5e:01:02:02
+[ "$RXE_DRIVER" = c ] && mac=33:33:ef:01:02:02
+expect "multicast rxe0 to rxe1" env MCAST_FILTER_CMD="ip -n peer maddr show dev veth-b" \
+    timeout -k 5 300 "$bin" rxe0 "$g0" rxe1 "$g1" 239.1.2.3 # second group: 239.1.2.2
+sed 's/^/  /' /tmp/expect.out
+sed -n '/^filter:/,/^ok/p' /tmp/expect.out | grep -qE "link +$mac" ||
+    fail "the second group's address $mac is not in veth-b's multicast filter"
+note "ok: $mac in veth-b's multicast filter while the group exists"
+filter=$(ip -n peer maddr show dev veth-b)
+if ! grep -qE "01:00:5e:01:02:02|33:33:ef:01:02:02" <<< "$filter"; then
+    note "ok: gone from the filter after the program's exit detached its QPs"
+elif [ "$RXE_DRIVER" = c ]; then
+    # rxe takes a group's address out of the filter only when attaching
+    # its first QP fails (rxe_destroy_mcg); the last detach
+    # (rxe_detach_mcg -> __rxe_destroy_mcg) leaves it there.
+    note "C known failure: $mac stays in veth-b's filter after the group is gone"
+else
+    echo "$filter" | sed 's/^/    /'
+    fail "a group's address stayed in veth-b's filter after the program exited"
+fi
+
+# Line-buffered, so that its progress shows before it exits. On the C
+# driver the receiver gets none of the datagrams (seen in every run so
+# far, not yet explained: mcast.c's SENDs to a group do arrive there), so
+# it is bounded tighter there.
+bound=240
+[ "$RXE_DRIVER" = c ] && bound=90
+ip netns exec peer timeout -k 5 "$bound" stdbuf -oL mckey -m 239.1.2.5 -b 10.0.0.2 -C 10 > /tmp/mckey-recv.out 2>&1 &
+recv=$!
+if ! wait_for 120 grep -q "receiving data transfers" /tmp/mckey-recv.out; then
+    kill "$recv" 2>/dev/null
+    sed 's/^/    /' /tmp/mckey-recv.out
+    fail "mckey receiver did not join 239.1.2.5"
+fi
+expect "mckey sender to 239.1.2.5" timeout -k 5 120 mckey -m 239.1.2.5 -b 10.0.0.1 -s -C 10
+if wait "$recv" && grep -q "data transfers complete" /tmp/mckey-recv.out; then
+    note "ok: mckey: 10 datagrams through rdma_cm's join"
+elif [ "$RXE_DRIVER" = c ]; then
+    note "C known failure: the mckey receiver got none of its 10 datagrams in $bound s"
+else
+    sed 's/^/    /' /tmp/mckey-recv.out
+    fail "mckey receiver did not get its 10 datagrams"
+fi
+two_namespaces_down
