@@ -61,8 +61,11 @@ all_cases="rc_pingpong_4k_mtu1024 rc_pingpong_4k_mtu4096 rc_pingpong_64k_mtu1024
 # The set scripts/test.sh runs (RXE_INTEROP_SET=suite): every operation
 # once in each direction, and the loss cases, in about a quarter hour;
 # the rest of the matrix (the larger pingpongs, ib_send_bw, ib_send_lat,
-# integrity lossless) by hand.
-suite_cases="rc_pingpong_64k_mtu4096 srq_pingpong ud_pingpong rping ib_write_bw ib_read_bw
+# integrity lossless) by hand. The lossless pingpong is the 4 KiB one at
+# MTU 4096: the 64 KiB one stalls at its first attempt with a C client (a
+# C driver stall, seen C to C too), which cost CI five minutes a run;
+# multi-packet messages are in ib_write_bw, ib_read_bw and the loss cases.
+suite_cases="rc_pingpong_4k_mtu4096 srq_pingpong ud_pingpong rping ib_write_bw ib_read_bw
     ib_atomic_bw_cas ib_atomic_bw_faa rc_pingpong_64k_mtu1024@loss1 ib_read_bw@loss1 integrity@loss1"
 [ "${RXE_INTEROP_SET:-all}" != suite ] || all_cases=$suite_cases
 read -r -a all <<< "$(echo ${RXE_INTEROP_CASES:-$all_cases})"
