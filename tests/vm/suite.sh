@@ -239,6 +239,20 @@ run_driver() { # driver
     export RXE_DRIVER=$driver
     selected "$driver"
     [ ${#sel[@]} -gt 0 ] || return 0
+    # A C pass none of whose tests fits the budget is not started (no
+    # driver switch, no kmemleak scan): every name of it is NOTRUN.
+    if [ "$driver" = c ] && [ -n "$c_deadline" ]; then
+        local fits=false
+        for name in "${sel[@]}"; do
+            [[ $name == */driver-selected ]] || c_out_of_budget "$name" || fits=true
+        done
+        if ! $fits; then
+            for name in "${sel[@]}"; do
+                record "$name" NOTRUN "" "the C pass's time budget: no C test of this guest would end by $(date -u -d "@$c_deadline" +%H:%M:%S) UTC"
+            done
+            return 0
+        fi
+    fi
     echo clear > "$kmemleak" 2>/dev/null
     mkdir -p "$RXE_LOGDIR/tests/$driver"
     # shellcheck source=lib.sh
