@@ -33,6 +33,8 @@
 # listed by name, neither passed nor failed, not cached, so the next run
 # runs it; a comparison that needs its output is NOTRUN too. C results
 # are cached as each passes, so successive runs complete the C pass.
+# Interop runs both directions if the reserve is left, else one (the one
+# run least recently; the other's cases NOTRUN), none under 600 s.
 set -euo pipefail
 run_start=$(date +%s)
 budget=${RXE_TIME_BUDGET:-4900}
@@ -451,15 +453,43 @@ fi
 # wire, each side in turn the server (one boot of two 1-vCPU guests).
 if [ ${#want_interop[@]} -gt 0 ]; then
     echo "---- interop (scripts/interop.sh: ${#want_interop[@]} cases)"
-    # Its guests end by the budget's end (at least its reserve from now):
-    # a stalled case then fails by name instead of the whole job timing out.
+    # Both directions need the interop reserve. With less of the budget
+    # left, one direction runs, the one run least recently (stamps in
+    # $RXE_CACHE), and the other's cases are NOTRUN; with under 600 s
+    # left, none runs. The guests end by the budget's end (at least half
+    # the reserve from now): a stalled case then fails by name instead of
+    # the whole job timing out.
+    interop_pairs="c:rust rust:c"
     interop_timeout=${RXE_VM_TIMEOUT:-5200}
     if [ "$budget" -gt 0 ]; then
-        interop_timeout=$((run_start + budget + 300 - $(date +%s)))
-        [ "$interop_timeout" -ge "$interop_reserve" ] || interop_timeout=$interop_reserve
+        left=$((run_start + budget - $(date +%s)))
+        if [ "$left" -lt 600 ]; then
+            interop_pairs=
+        elif [ "$left" -lt "$interop_reserve" ]; then
+            older=$RXE_CACHE/interop-last-c-rust newer=$RXE_CACHE/interop-last-rust-c
+            if [ ! -e "$older" ] || { [ -e "$newer" ] && [ "$older" -ot "$newer" ]; }; then
+                interop_pairs=c:rust
+            else
+                interop_pairs=rust:c
+            fi
+        fi
+        if [ "$interop_pairs" != "c:rust rust:c" ]; then
+            echo "vm: interop: $left s of the budget left, less than the $interop_reserve s both directions take: running ${interop_pairs:-none}"
+            for n in "${want_interop[@]}"; do
+                pair=${n#interop/}; pair=${pair%%/*}; pair=${pair/-/:}
+                [[ " $interop_pairs " == *" $pair "* ]] ||
+                    printf 'NOTRUN\t%s\t\t%s\n' "$n" "the time budget ($left s left) ran ${interop_pairs:-no direction}${interop_pairs:+ only} this time" \
+                        >> "$logdir/results-interop-notrun.txt"
+            done
+        fi
+        interop_timeout=$((left + 300))
+        [ "$interop_timeout" -ge $((interop_reserve / 2)) ] || interop_timeout=$((interop_reserve / 2))
     fi
-    RXE_VM_TIMEOUT=$interop_timeout "$here/scripts/interop.sh" --pattern "$pattern" \
-        --results "$logdir/results-interop.txt" "$logdir/interop" || true
+    if [ -n "$interop_pairs" ]; then
+        RXE_INTEROP_PAIRS=$interop_pairs RXE_VM_TIMEOUT=$interop_timeout "$here/scripts/interop.sh" \
+            --pattern "$pattern" --results "$logdir/results-interop.txt" "$logdir/interop" || true
+        for pair in $interop_pairs; do touch "$RXE_CACHE/interop-last-${pair/:/-}"; done
+    fi
 fi
 
 # Every selected test must have a verdict.
@@ -498,7 +528,7 @@ echo "skipped: $skipped"
 awk -F'\t' '$1 == "SKIP" { print "    " $2 ($4 != "" ? " (" $4 ")" : "") }' "$logdir/results.txt"
 notrun=$(grep -c '^NOTRUN' "$logdir/results.txt" || true)
 if [ "$notrun" -gt 0 ]; then
-    echo "not run: $notrun (C tests and comparisons the time budget left out; not cached, they run next time; RXE_TIME_BUDGET=0 runs all):"
+    echo "not run: $notrun (C tests, comparisons and interop cases the time budget left out; they run on a later run; RXE_TIME_BUDGET=0 runs all):"
     awk -F'\t' '$1 == "NOTRUN" { print "    " $2 }' "$logdir/results.txt"
 fi
 [ $c_cached = 0 ] || echo "cached: $c_cached C result(s), not run in this boot (key $c_key)"
