@@ -283,6 +283,28 @@ pub(super) unsafe extern "C" fn destroy_qp_callback(
     0
 }
 
+/// The arguments of a multicast verb: the device, the QP's number and the
+/// group's GID.
+///
+/// # Safety
+///
+/// `ibqp` is a live QP that `create_qp_callback` made and `mgid` a GID
+/// valid for reads during the call.
+unsafe fn multicast_args<'a>(
+    ibqp: *mut bindings::ib_qp,
+    mgid: *const bindings::ib_gid,
+) -> (&'a crate::device::RxeDevice, u32, [u8; 16]) {
+    // SAFETY: By the caller's promise; every bit pattern of the union is a
+    // valid byte array.
+    unsafe {
+        (
+            super::ib::rxe_of((*ibqp).device),
+            rxe_qp(ibqp).body.qpn,
+            (*mgid).raw,
+        )
+    }
+}
+
 /// `.attach_mcast`: attaches a UD QP to multicast group `mgid` (ib_core
 /// has checked that the QP is UD and the GID multicast; the LID means
 /// nothing on RoCE).
@@ -297,14 +319,9 @@ pub(super) unsafe extern "C" fn attach_mcast_callback(
     _mlid: u16,
 ) -> c_int {
     from_result(|| {
-        // SAFETY: ib_core passes a live QP of ours and a readable GID; every
-        // bit pattern of the union is a valid byte array.
-        let (rxe, qp, mgid) =
-            unsafe { (super::ib::rxe_of((*ibqp).device), rxe_qp(ibqp), (*mgid).raw) };
-        rxe.multicast
-            .get()
-            .ok_or(ENODEV)?
-            .attach(rxe, qp.body.qpn, mgid)?;
+        // SAFETY: ib_core passes a live QP of ours and a readable GID.
+        let (rxe, qpn, mgid) = unsafe { multicast_args(ibqp, mgid) };
+        rxe.multicast.get().ok_or(ENODEV)?.attach(rxe, qpn, mgid)?;
         Ok(0)
     })
 }
@@ -321,12 +338,8 @@ pub(super) unsafe extern "C" fn detach_mcast_callback(
 ) -> c_int {
     from_result(|| {
         // SAFETY: As in `attach_mcast_callback`.
-        let (rxe, qp, mgid) =
-            unsafe { (super::ib::rxe_of((*ibqp).device), rxe_qp(ibqp), (*mgid).raw) };
-        rxe.multicast
-            .get()
-            .ok_or(ENODEV)?
-            .detach(rxe, qp.body.qpn, mgid)?;
+        let (rxe, qpn, mgid) = unsafe { multicast_args(ibqp, mgid) };
+        rxe.multicast.get().ok_or(ENODEV)?.detach(rxe, qpn, mgid)?;
         Ok(0)
     })
 }
