@@ -4,7 +4,9 @@
 # bandwidth (write, read, send at 64 B to 1 MiB, write with 16 QPs, with
 # the CPU seconds per GB moved) and latency (send, write, read at 2 B and
 # 4 KiB) between two namespaces joined by a veth pair
-# (tests/vm/bench_guest.sh). Prints a table: metric, C, ours, ratio ours/C.
+# (tests/vm/bench_guest.sh). Prints a table: metric, C, ours, ratio ours/C;
+# then the guest's copy and CRC ceiling and the 64 KiB bandwidths as a
+# fraction of it.
 # Never fails on slowness; exits non-zero only if the VM run itself failed.
 #
 #   scripts/bench.sh [LOGDIR]
@@ -56,4 +58,22 @@ for m in $metrics; do
         else print "n/a" }')
     printf '%-34s %12s %12s %10s\n' "$m" "$c" "$r" "$ratio"
 done
+
+# The guest's ceiling: each payload byte is copied twice and run through
+# the ICRC twice (src/ceiling.rs); the 64 KiB bandwidths as a fraction
+# of it.
+ceiling=$logdir/bench-ceiling.txt
+if [ -s "$ceiling" ]; then
+    echo
+    echo "guest ceiling, 64 KiB messages (src/ceiling.rs):"
+    sed 's/^/  /' "$ceiling"
+    c2=$(awk '$1 == "ceiling_2copy_MBps" { print $2 }' "$ceiling")
+    for m in write_bw_65536_avg_MBps read_bw_65536_avg_MBps; do
+        for d in c rust; do
+            awk -v c2="$c2" -v v="$(value $d $m)" -v m="$m" -v d="$d" 'BEGIN {
+                if (c2 + 0 > 0 && v ~ /^[0-9.]+$/)
+                    printf "  %s %s: %.0f%% of the two-copies-two-CRCs ceiling\n", d, m, 100 * v / c2 }'
+        done
+    done
+fi
 exit "$vm_rc"

@@ -4,6 +4,7 @@
  * functions the driver uses, plus the C glue's prototypes. The generated
  * file is src/generated/bindings.rs, wrapped by src/sys/bindings.rs.
  */
+#include <linux/crc32.h>
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
 #include <linux/vmalloc.h>

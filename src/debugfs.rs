@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The driver's debugfs files: `/sys/kernel/debug/rdma_rxe/` with the
-//! receive path's drop counters (`rcvd_drop_*`), and a directory per
+//! receive path's drop counters (`rcvd_drop_*`) and the benchmark's
+//! `ceiling` (crate::ceiling), and a directory per
 //! device with `faults`, its fault-injection rules (crate::fault), and
 //! `qps`, one line per QP with its live PSN state.
 
@@ -18,10 +19,11 @@ use core::{
 use kernel::{debugfs, prelude::*, str::CStr};
 
 /// `/sys/kernel/debug/rdma_rxe/` and its module-wide files: the receive
-/// path's drop counters.
+/// path's drop counters and the benchmark's ceiling.
 struct Root {
     dir: debugfs::Dir,
     _drops: KVec<Pin<KBox<debugfs::File<&'static AtomicU64>>>>,
+    _ceiling: Option<Pin<KBox<debugfs::File<()>>>>,
 }
 
 kernel::sync::global_lock! {
@@ -51,7 +53,16 @@ pub(crate) unsafe fn init() {
             let _ = files.push(file, GFP_KERNEL);
         }
     }
-    *ROOT.lock() = Some(Root { dir, _drops: files });
+    let ceiling = KBox::pin_init(
+        dir.read_callback_file(c"ceiling", (), &crate::ceiling::show),
+        GFP_KERNEL,
+    )
+    .ok();
+    *ROOT.lock() = Some(Root {
+        dir,
+        _drops: files,
+        _ceiling: ceiling,
+    });
 }
 
 /// Removes the module-wide files and lets go of the directory (it goes

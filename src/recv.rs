@@ -16,7 +16,7 @@ use crate::{
         packet::Packet,
         qp_attr::Network,
     },
-    sys::{bindings, ib, net::NetDevice, skb::RxDatagram},
+    sys::{bindings, crc::KernelCrc32, ib, net::NetDevice, skb::RxDatagram},
 };
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::prelude::*;
@@ -149,7 +149,7 @@ fn deliver(rxe: &RxeDevice, ndev: &NetDevice, ip: &[u8], udp: &[u8; 8], roce: &[
         count(&DROPS.malformed);
         return;
     };
-    if pkt.verify_icrc(iph, udp).is_err() {
+    if pkt.verify_icrc_with::<KernelCrc32>(iph, udp).is_err() {
         // A remote host decides how many of these arrive: count each, log
         // a few.
         count(&DROPS.bad_icrc);

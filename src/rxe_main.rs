@@ -10,6 +10,7 @@ use kernel::prelude::*;
 
 pub mod abi;
 mod ah;
+mod ceiling;
 mod counters;
 mod cq;
 mod debugfs;

@@ -4,8 +4,22 @@
 use proptest::prelude::*;
 use rxe_proto::proto::error::ParseError;
 use rxe_proto::proto::icrc::{
-    crc32_update, crc32_update_bytewise, icrc, icrc_ipv4, icrc_ipv6, IcrcState, IpHeader, ICRC_SEED,
+    crc32_update, crc32_update_bytewise, icrc, icrc_ipv4, icrc_ipv6, Crc32, IcrcState, IpHeader,
+    ICRC_SEED,
 };
+use rxe_proto::proto::packet::{fill_icrc, fill_icrc_with, Packet};
+
+/// Another CRC-32 routine, as the kernel module plugs in `crc32_le`:
+/// crc32fast's, on the raw (uninverted) state.
+enum FastCrc32 {}
+
+impl Crc32 for FastCrc32 {
+    fn update(crc: u32, data: &[u8]) -> u32 {
+        let mut h = crc32fast::Hasher::new_with_initial(!crc);
+        h.update(data);
+        !h.finalize()
+    }
+}
 
 fn unhex(s: &str) -> Vec<u8> {
     let s: String = s.split_whitespace().collect();
@@ -161,6 +175,29 @@ proptest! {
                                     data in proptest::collection::vec(any::<u8>(), 0..300)) {
         prop_assert_eq!(crc32_update(init, &data), crc32_update_bytewise(init, &data));
         prop_assert_eq!(!crc32_update(!0, &data), crc32fast::hash(&data));
+    }
+
+    /// The ICRC functions compute the same value with any CRC-32 routine:
+    /// the kernel module's `crc32_le` engine is plugged in as this one is.
+    #[test]
+    fn another_crc_engine_gives_the_same_icrc(ip in ip_hdr(), udp in any::<[u8; 8]>(),
+                                              roce in proptest::collection::vec(any::<u8>(), 12..400)) {
+        let iph = IpHeader::from_slice(&ip).unwrap();
+        let mut pkt = roce.clone();
+        pkt.extend_from_slice(&[0; 4]);
+        let mut other = pkt.clone();
+        let table = fill_icrc(iph, &udp, &mut pkt).unwrap();
+        let fast = fill_icrc_with::<FastCrc32>(iph, &udp, &mut other).unwrap();
+        prop_assert_eq!(table, fast);
+        prop_assert_eq!(&pkt, &other);
+        prop_assert_eq!(table.to_le_bytes(), reference(&ip, &udp, &roce));
+        let mut start = IcrcState::<FastCrc32>::start(iph, &udp, roce[..12].try_into().unwrap());
+        start.update(&roce[12..]);
+        prop_assert_eq!(start.finish(), table);
+        if let Ok(parsed) = Packet::parse(&pkt) {
+            prop_assert!(parsed.verify_icrc_with::<FastCrc32>(iph, &udp).is_ok());
+            prop_assert_eq!(parsed.compute_icrc_with::<FastCrc32>(iph, &udp), table);
+        }
     }
 
     #[test]

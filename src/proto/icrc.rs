@@ -188,27 +188,43 @@ pub fn mask_bth(bth: &[u8; 12]) -> [u8; 12] {
     m
 }
 
-/// ICRC computation in progress; feed it the bytes after the BTH (extension
-/// headers, payload, pad) in order, in as many pieces as convenient.
+/// A CRC-32 routine: advances the raw state (reflected polynomial
+/// [`CRC32_POLY`], no inversion at either end) over some bytes. The ICRC
+/// functions are generic over it so that the kernel module can use the
+/// kernel's architecture-accelerated `crc32_le` while the host build uses
+/// [`TableCrc32`]; both compute the same function.
+pub trait Crc32 {
+    /// The state after `data`, starting from `crc`.
+    fn update(crc: u32, data: &[u8]) -> u32;
+}
+
+/// [`crc32_update`]: this module's slicing-by-8 tables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TableCrc32 {}
+
+impl Crc32 for TableCrc32 {
+    fn update(crc: u32, data: &[u8]) -> u32 {
+        crc32_update(crc, data)
+    }
+}
+
+/// ICRC computation in progress with the CRC-32 routine `C`; feed it the
+/// bytes after the BTH (extension headers, payload, pad) in order, in as
+/// many pieces as convenient.
 ///
 /// The IP and UDP headers must be final (lengths filled in) before they are
-/// given to [`IcrcState::new`].
+/// given to [`IcrcState::start`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct IcrcState {
+pub struct IcrcState<C: Crc32 = TableCrc32> {
     crc: u32,
+    engine: core::marker::PhantomData<C>,
 }
 
 impl IcrcState {
-    /// Starts an ICRC over the (masked) IP header, UDP header and BTH.
+    /// Starts an ICRC over the (masked) IP header, UDP header and BTH, with
+    /// [`TableCrc32`].
     pub fn new(ip: IpHeader<'_>, udp: &[u8; UDP_HDR_LEN], bth: &[u8; 12]) -> IcrcState {
-        let crc = match ip {
-            IpHeader::V4(h) => crc32_update(ICRC_SEED, &mask_ipv4(h)),
-            IpHeader::V6(h) => crc32_update(ICRC_SEED, &mask_ipv6(h)),
-        };
-        let crc = crc32_update(crc, &mask_udp(udp));
-        IcrcState {
-            crc: crc32_update(crc, &mask_bth(bth)),
-        }
+        IcrcState::start(ip, udp, bth)
     }
 
     /// [`IcrcState::new`] for IPv4.
@@ -220,10 +236,25 @@ impl IcrcState {
     pub fn new_v6(ip: &[u8; IPV6_HDR_LEN], udp: &[u8; UDP_HDR_LEN], bth: &[u8; 12]) -> Self {
         Self::new(IpHeader::V6(ip), udp, bth)
     }
+}
+
+impl<C: Crc32> IcrcState<C> {
+    /// Starts an ICRC over the (masked) IP header, UDP header and BTH.
+    pub fn start(ip: IpHeader<'_>, udp: &[u8; UDP_HDR_LEN], bth: &[u8; 12]) -> IcrcState<C> {
+        let crc = match ip {
+            IpHeader::V4(h) => C::update(ICRC_SEED, &mask_ipv4(h)),
+            IpHeader::V6(h) => C::update(ICRC_SEED, &mask_ipv6(h)),
+        };
+        let crc = C::update(crc, &mask_udp(udp));
+        IcrcState {
+            crc: C::update(crc, &mask_bth(bth)),
+            engine: core::marker::PhantomData,
+        }
+    }
 
     /// Continues over `data`, which follows the bytes already fed.
     pub fn update(&mut self, data: &[u8]) {
-        self.crc = crc32_update(self.crc, data);
+        self.crc = C::update(self.crc, data);
     }
 
     /// The ICRC value; its wire bytes are `to_le_bytes()`.

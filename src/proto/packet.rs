@@ -11,7 +11,7 @@
 use super::aeth::Aeth;
 use super::error::{BuildError, ParseError};
 use super::headers::{AtomicAckEth, AtomicEth, Bth, Deth, Feth, Ieth, ImmDt, Reth};
-use super::icrc::{IcrcState, IpHeader, ICRC_LEN, UDP_HDR_LEN};
+use super::icrc::{Crc32, IcrcState, IpHeader, TableCrc32, ICRC_LEN, UDP_HDR_LEN};
 use super::opcode::{ExtHeader, HeaderSet, OpFamily, Opcode, BTH_LEN};
 use super::psn::Psn;
 
@@ -238,9 +238,14 @@ impl<'a> Packet<'a> {
     /// The ICRC computed over this packet with the IP and UDP headers it came
     /// with.
     pub fn compute_icrc(&self, ip: IpHeader<'_>, udp: &[u8; UDP_HDR_LEN]) -> u32 {
+        self.compute_icrc_with::<TableCrc32>(ip, udp)
+    }
+
+    /// [`Packet::compute_icrc`] with the CRC-32 routine `C`.
+    pub fn compute_icrc_with<C: Crc32>(&self, ip: IpHeader<'_>, udp: &[u8; UDP_HDR_LEN]) -> u32 {
         match self.without_icrc().split_first_chunk::<BTH_LEN>() {
             Some((bth, rest)) => {
-                let mut s = IcrcState::new(ip, udp, bth);
+                let mut s = IcrcState::<C>::start(ip, udp, bth);
                 s.update(rest);
                 s.finish()
             }
@@ -252,7 +257,16 @@ impl<'a> Packet<'a> {
 
     /// `Ok` if the ICRC trailer matches the packet, else `IcrcMismatch`.
     pub fn verify_icrc(&self, ip: IpHeader<'_>, udp: &[u8; UDP_HDR_LEN]) -> Result<(), ParseError> {
-        let computed = self.compute_icrc(ip, udp);
+        self.verify_icrc_with::<TableCrc32>(ip, udp)
+    }
+
+    /// [`Packet::verify_icrc`] with the CRC-32 routine `C`.
+    pub fn verify_icrc_with<C: Crc32>(
+        &self,
+        ip: IpHeader<'_>,
+        udp: &[u8; UDP_HDR_LEN],
+    ) -> Result<(), ParseError> {
+        let computed = self.compute_icrc_with::<C>(ip, udp);
         if computed == self.icrc {
             Ok(())
         } else {
@@ -348,13 +362,22 @@ pub fn fill_icrc(
     udp: &[u8; UDP_HDR_LEN],
     pkt: &mut [u8],
 ) -> Result<u32, BuildError> {
+    fill_icrc_with::<TableCrc32>(ip, udp, pkt)
+}
+
+/// [`fill_icrc`] with the CRC-32 routine `C`.
+pub fn fill_icrc_with<C: Crc32>(
+    ip: IpHeader<'_>,
+    udp: &[u8; UDP_HDR_LEN],
+    pkt: &mut [u8],
+) -> Result<u32, BuildError> {
     let (body, trailer) = pkt
         .split_last_chunk_mut::<ICRC_LEN>()
         .ok_or(BuildError::BufferTooSmall)?;
     let (bth, rest) = body
         .split_first_chunk::<BTH_LEN>()
         .ok_or(BuildError::BufferTooSmall)?;
-    let mut s = IcrcState::new(ip, udp, bth);
+    let mut s = IcrcState::<C>::start(ip, udp, bth);
     s.update(rest);
     let v = s.finish();
     *trailer = v.to_le_bytes();

@@ -14,12 +14,13 @@ use crate::{
         headers::Bth,
         icrc::IpHeader,
         opcode::Opcode,
-        packet::{fill_icrc, packet_len, write_headers, ExtHeaders},
+        packet::{fill_icrc_with, packet_len, write_headers, ExtHeaders},
         psn::Psn,
         qp_attr::{AddressVector, Network, QpAttrs},
     },
     qp::RxeQp,
     sys::{
+        crc::KernelCrc32,
         net::NetDevice,
         skb::{Route, TxSkb, IPV6_HDR_LEN},
     },
@@ -248,7 +249,8 @@ impl<'a> Path<'a> {
             (n, udp)
         };
         let iph = IpHeader::from_slice(&ip[..ip_len]).map_err(|_| BuildFailure::Dropped)?;
-        fill_icrc(iph, &udp, skb.packet()).map_err(|_| BuildFailure::Dropped)?;
+        fill_icrc_with::<KernelCrc32>(iph, &udp, skb.packet())
+            .map_err(|_| BuildFailure::Dropped)?;
         Ok(skb)
     }
 }

@@ -7,6 +7,7 @@
 pub(crate) mod ah;
 pub(crate) mod bindings;
 pub(crate) mod cq;
+pub(crate) mod crc;
 pub(crate) mod device_box;
 pub(crate) mod ib;
 pub(crate) mod kva;

@@ -5,6 +5,8 @@
 # at 64 B, 4 KiB, 64 KiB and 1 MiB (-s), ib_write_bw -q 16 at
 # 64 KiB, and ib_send_lat, ib_write_lat and ib_read_lat at 2 B and 4 KiB.
 # Writes $RXE_LOGDIR/bench-DRIVER.txt: one "metric value" line per number
+# and, with our driver loaded, $RXE_LOGDIR/bench-ceiling.txt (the
+# guest's copy and CRC-32 speed, /sys/kernel/debug/rdma_rxe/ceiling)
 # ("n/a" if a run failed or timed out). A benchmark, not a test: it does not
 # judge the numbers, and ends 0 unless it could not set up at all.
 #
@@ -126,6 +128,11 @@ for driver in "$@"; do
     rxe_use_driver "$driver"
     if ! rxe_driver_is "$driver" || ! rxe_load || ! setup; then
         echo "could not set up driver $driver"; teardown; continue
+    fi
+    if [ "$driver" = rust ]; then
+        # The guest's copy and CRC ceiling (src/ceiling.rs), while our
+        # module is loaded.
+        cat /sys/kernel/debug/rdma_rxe/ceiling > "$RXE_LOGDIR/bench-ceiling.txt" 2>&1
     fi
     start=$SECONDS
     for op in write_bw read_bw send_bw; do
