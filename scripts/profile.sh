@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Profile a driver's data path on the benchmark kernel: one VM boot, for
+# each driver a perftest run between two namespaces under `perf record`
+# (tests/vm/profile_guest.sh), then each driver's hottest symbols. What
+# motivates a change to the data path (issue 16) is read here.
+#
+#   scripts/profile.sh [LOGDIR]
+#   RXE_PROFILE_PROG=ib_write_bw  RXE_PROFILE_SIZE=65536  RXE_PROFILE_ITERS=300
+#   RXE_PROFILE_DRIVERS="rust c"  RXE_BENCH_KERNEL=bench (or test)
+set -uo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+logdir=${1:-$here/logs/profile-$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$logdir"
+. "$here/scripts/lib.sh"
+bench_kernel "${RXE_BENCH_KERNEL:-bench}" "$logdir" || exit
+
+# shellcheck disable=SC2086
+"$here/scripts/vm.sh" "$logdir" "$here/tests/vm/profile_guest.sh" \
+    "${RXE_PROFILE_PROG:-ib_write_bw}" "${RXE_PROFILE_SIZE:-65536}" \
+    "${RXE_PROFILE_ITERS:-300}" ${RXE_PROFILE_DRIVERS:-rust c}
+rc=$?
+cat "$logdir"/profile-*.txt 2>/dev/null
+exit "$rc"

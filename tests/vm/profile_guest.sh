@@ -1,0 +1,48 @@
+#!/bin/bash
+# Guest side of scripts/profile.sh: a CPU profile (perf record, the
+# cpu-clock event: TCG has no PMU) of the whole guest while one perftest
+# client runs against its server between two namespaces (as in
+# bench_guest.sh), for each driver named. Writes
+# $RXE_LOGDIR/profile-DRIVER.txt: the client's result, then the kernel
+# and user symbols with at least 0.5% of the samples.
+#
+#   profile_guest.sh PROG SIZE ITERS DRIVER...    e.g. ib_write_bw 65536 300 rust
+prog=$1 size=$2 iters=$3; shift 3
+[ $# -gt 0 ] || set -- rust
+export RXE_DRIVER=$1
+. "$(dirname "$0")/lib.sh"
+set -u
+
+for driver in "$@"; do
+    out=$RXE_LOGDIR/profile-$driver.txt
+    two_namespaces_down; rxe_unload >/dev/null 2>&1
+    rxe_use_driver "$driver"
+    if ! rxe_driver_is "$driver" || ! rxe_load || ! two_namespaces; then
+        echo "could not set up driver $driver" | tee "$out"; continue
+    fi
+    port=$((19000 + RANDOM % 1000))
+    ip netns exec peer timeout 1800 "$prog" -d rxe1 -x "$g1" -p $port -F -s "$size" -n "$iters" \
+        > "$out.server" 2>&1 &
+    spid=$!
+    wait_for 120 sh -c "ip netns exec peer ss -Htln 'sport = :$port' | grep -q :$port"
+    # Not in $RXE_LOGDIR: perf cannot write its data to the shared
+    # filesystem (EFAULT), the guest's /tmp is its own.
+    data=/tmp/perf-$driver.data
+    t0=$SECONDS
+    perf record -e cpu-clock -a -o "$data" -- \
+        timeout 1800 "$prog" -d rxe0 -x "$g0" -p $port -F -s "$size" -n "$iters" 10.0.0.2 \
+        > "$out.client" 2> "$out.perf"
+    echo "$driver: $prog -s $size -n $iters: exit $? after $((SECONDS - t0)) s"
+    cat "$out.perf"
+    end=$((SECONDS + 30))
+    while kill -0 $spid 2>/dev/null && [ $SECONDS -lt $end ]; do sleep 0.5; done
+    kill $spid 2>/dev/null; wait $spid 2>/dev/null
+    {
+        echo "== $driver: $prog -s $size -n $iters ($((SECONDS - t0)) s)"
+        grep -E "^ *$size " "$out.client"
+        perf report -q -i "$data" --stdio --no-children --sort dso,sym --percent-limit 0.5 2>/dev/null
+    } > "$out"
+    cat "$out"
+    two_namespaces_down; rxe_unload >/dev/null 2>&1
+done
+exit 0
