@@ -9,32 +9,29 @@
 #   scripts/test.sh [PATTERN]   PATTERN limits the VM tests (a regex on
 #                               names; interop/... selects interop cases)
 #
-# The VM phase: the tests to run (the C driver's, unless cached, and ours)
-# are spread over RXE_VM_GUESTS guests (default 2, of one vCPU each; one
-# guest gets 2), longest first by the durations of earlier runs; the
-# tests that need two CPUs (RXE_VM_SMP_TESTS) then run in a guest of 2
-# vCPUs; the comparisons (cmp_*.sh, which only diff the two drivers' outputs) run
-# here afterwards. The C results are cached per test in
-# $RXE_CACHE/c-pass/t/KEY, KEY a hash of the harness (tests/vm/lib.sh and
-# suite.sh, scripts/vm.sh and check-dmesg.sh, the kernel build, the
-# rdma-core packages) and of the test's own files (scripts/c-cache-key.sh):
-# a C test with a cached PASS or SKIP under its key is not run again, and
-# the run says so (RXE_NO_CACHE=1 runs and caches them anew). Results
-# cached before, under one key for all of tests/ ($RXE_CACHE/c-pass/KEY),
-# still count while tests/ is unchanged.
+# The VM phase runs on two kernels built from the same sources
+# (scripts/build-kernel.sh):
+#
+# - the debug kernel (KASAN, lockdep, kmemleak; "test" flavour): our
+#   driver's tests, spread over RXE_VM_GUESTS guests (default 2, of one
+#   vCPU each; one guest gets 2), longest first by the durations of
+#   earlier runs; the tests that need two CPUs (RXE_VM_SMP_TESTS) then run
+#   in a guest of 2 vCPUs. Its debug checks cost about thirty times the
+#   tests' own time under TCG: this is most of the run.
+# - the production kernel (the same options without the debug ones; the
+#   "bench" flavour scripts/bench.sh uses): in one guest of 2 vCPUs, the
+#   C driver's tests (which show each test is right) and ours again
+#   ("prod/rust/..."), the comparisons of the two drivers' outputs from
+#   that boot (cmp_*.sh, diffed here), then the wire interop of the two
+#   drivers (scripts/interop.sh: two guests, one driver each).
 #
 # The time budget: the whole run should end within RXE_TIME_BUDGET
 # seconds of its start (default 4900; 0 means no budget), so that a CI
-# job of 90 minutes passes on a fresh machine. Each guest runs our
-# driver's tests first, all of them, whatever the budget; then the C
-# tests that are not cached, each only if its estimated duration ends
-# before the guest's deadline (the budget less what the 2-vCPU guest and
-# the interop phase are estimated to take). A C test left out is NOTRUN:
-# listed by name, neither passed nor failed, not cached, so the next run
-# runs it; a comparison that needs its output is NOTRUN too. C results
-# are cached as each passes, so successive runs complete the C pass.
-# Interop runs both directions if the reserve is left, else one (the one
-# run least recently; the other's cases NOTRUN), none under 600 s.
+# job of 90 minutes passes. Our debug-kernel tests always run, all of
+# them. The production kernel is built (if not cached) in what is left of
+# the budget less its pass's estimate; a build cut short resumes on the
+# next run. If the build or the pass does not fit, their tests are NOTRUN:
+# listed by name, neither passed nor failed.
 set -euo pipefail
 run_start=$(date +%s)
 budget=${RXE_TIME_BUDGET:-4900}
@@ -109,72 +106,6 @@ rm -f "$logdir"/results*.txt "$logdir"/guest*.status
 : > "$logdir/results-extra.txt"
 extra() { printf 'FAIL\t%s\t\t%s\n' "$1" "$2" >> "$logdir/results-extra.txt"; }
 
-# The C pass's cache: per test (c_test_key), and the older one for all
-# of tests/ at once.
-. "$here/scripts/c-cache-key.sh"
-# c_environment: what both keys hash besides files: the kernel build, the
-# rdma-core packages, the knobs that change what a test does.
-c_environment() {
-    basename "$(readlink -f "$RXE_CACHE/kernel")"
-    dpkg-query -W -f='${Package} ${Version}\n' rdma-core ibverbs-providers libibverbs1 \
-        librdmacm1 ibverbs-utils rdmacm-utils perftest python3-pyverbs 2>/dev/null || true
-    echo "slow=${RXE_SLOW_TESTS:-} cycles=${RXE_CYCLES:-} timeout=${RXE_TEST_TIMEOUT:-}"
-}
-c_common=$( {
-    (cd "$here" && sha256sum tests/vm/lib.sh tests/vm/suite.sh tests/vm/pyz.c tests/vm/pyzygote.py \
-        scripts/vm.sh scripts/check-dmesg.sh)
-    c_environment
-} | sha256sum | cut -c1-16)
-declare -A c_keys=()
-c_key=$( {
-    (cd "$here" && find tests scripts/vm.sh scripts/check-dmesg.sh -name __pycache__ -prune -o -type f -print0 |
-        sort -z | xargs -0 sha256sum)
-    c_environment
-} | sha256sum | cut -c1-16)
-c_cache=$RXE_CACHE/c-pass/$c_key
-: > "$logdir/results-c-cached.txt"
-c_missing=()
-c_cached=0
-c_legacy=false c_entries=()
-for n in "${want[@]}"; do
-    [[ $n == c/* ]] || continue
-    c_keys[$n]=$(c_test_key "$c_common" "$n")
-    entry=$RXE_CACHE/c-pass/t/${c_keys[$n]}
-    if [ -z "${RXE_NO_CACHE:-}" ] && [ -f "$entry/result.txt" ]; then
-        printf '%s\t(cached)\n' "$(cat "$entry/result.txt")" >> "$logdir/results-c-cached.txt"
-        c_entries+=("$entry")
-        c_cached=$((c_cached + 1))
-    elif [ -z "${RXE_NO_CACHE:-}" ] && [ -f "$c_cache/results.txt" ] &&
-        line=$(grep -P "^(PASS|SKIP)\t\Q$n\E\t" "$c_cache/results.txt"); then
-        printf '%s\t(cached)\n' "$line" >> "$logdir/results-c-cached.txt"
-        c_legacy=true
-        # Carry it over into the per-test cache.
-        rm -rf "$entry.new"; mkdir -p "$entry.new/out"
-        (cd "$c_cache/out" && find tests -path "tests/$n.*" -type f -exec cp --parents {} "$entry.new/out/" \;)
-        c_test_outputs "$n" "$c_cache/out" | while read -r f; do cp "$f" "$entry.new/out/"; done
-        printf '%s\n' "$line" | cut -f1-4 > "$entry.new/result.txt"
-        cp "$c_cache/stamp" "$entry.new/stamp"
-        rm -rf "$entry"; mv "$entry.new" "$entry"
-        c_cached=$((c_cached + 1))
-    else
-        c_missing+=("$n")
-    fi
-done
-# The cached tests' logs and the outputs the comparisons read: the older
-# cache's, then the per-test entries, oldest first (an output two entries
-# hold, the newer one's).
-! $c_legacy || cp -r "$c_cache/out/." "$logdir/"
-if [ ${#c_entries[@]} -gt 0 ]; then
-    while read -r entry; do
-        cp -r "$entry/out/." "$logdir/"
-    done < <(for e in "${c_entries[@]}"; do printf '%s %s\n' "$(stat -c %Y "$e/result.txt")" "$e"; done |
-        sort -n | cut -d' ' -f2-)
-fi
-if [ $c_cached -gt 0 ]; then
-    echo "vm: C pass: $c_cached result(s) CACHED (RXE_NO_CACHE=1 runs them again):"
-    cut -f1,2 "$logdir/results-c-cached.txt" | sed 's/\t/ /; s/^/    /; s/$/ (cached)/'
-fi
-
 # anchored NAMES...: a pattern that selects exactly these names.
 anchored() {
     local IFS='|'
@@ -199,21 +130,8 @@ estimate() {
         '$1 == n { a = $2 } $1 == o { b = $2 } END { print (a != "" ? a : (b != "" ? b : 60)) }')
     echo "$v"
 }
-# write_budget TAG DEADLINE NAMES...: the file the guest's suite.sh reads
-# its C tests' deadline and estimates from (c_out_of_budget).
-write_budget() {
-    local tag=$1 dl=$2 n; shift 2
-    { printf 'deadline %s\n' "$dl"
-      for n in "$@"; do printf '%s\t%s\n' "$n" "$(estimate "$n")"; done
-    } > "$logdir/budget-$tag.txt"
-}
-# What the interop phase is reserved (its suite set took about 20 minutes
-# on this machine, a retried case included).
-interop_reserve=0
-[ ${#want_interop[@]} = 0 ] || interop_reserve=${RXE_INTEROP_RESERVE:-1500}
-
-# What runs in a guest: the C tests not cached, and ours.
-torun=("${c_missing[@]}")
+# What runs on the debug kernel: our tests.
+torun=()
 for n in "${want[@]}"; do [[ $n != rust/* ]] || torun+=("$n"); done
 # The tests whose races need a second CPU (RXE_VM_SMP_TESTS, a regex on
 # names) run in a guest of 2 vCPUs of their own, after the others (it
@@ -274,15 +192,6 @@ if [ "$nguests" -gt 0 ]; then
     cpus=1
     [ "$nguests" -gt 1 ] || cpus=2
     cpus=${RXE_VM_CPUS:-$cpus}
-    # The one-vCPU guests' deadline for starting C tests: the budget less
-    # the 2-vCPU guest's tests (estimates) and the interop phase.
-    if [ "$budget" -gt 0 ]; then
-        smp_est=0
-        for n in "${smp_run[@]}"; do smp_est=$((smp_est + $(estimate "$n"))); done
-        [ ${#smp_run[@]} = 0 ] || smp_est=$((smp_est + 240))
-        deadline=$((run_start + budget - interop_reserve - smp_est))
-        echo "vm: time budget $budget s: C tests start in these guests only if they end by $(date -u -d "@$deadline" +%H:%M:%S) UTC (estimates: 2-vCPU guest $smp_est s, interop $interop_reserve s)"
-    fi
     pids=()
     for g in $(seq 1 "$nguests"); do
         mapfile -t mine < <(awk -F'\t' -v g="$g" '$1 == g { print $3 }' <<< "$plan")
@@ -290,20 +199,11 @@ if [ "$nguests" -gt 0 ]; then
         est=$(awk -F'\t' -v g="$g" '$1 == g { s += $4 } END { print s }' <<< "$plan")
         guests+=("g$g")
         echo "vm: guest g$g ($cpus vCPU): ${#mine[@]} tests, estimate $((est / 60)) min (earlier runs; 60 s if unmeasured): ${mine[*]}"
-        vm_timeout=${RXE_VM_TIMEOUT:-5200}
-        if [ "$budget" -gt 0 ]; then
-            write_budget "g$g" "$deadline" "${mine[@]}"
-            # A guest still running well past its deadline is stopped:
-            # the interop phase keeps its time.
-            # (never before its share of our tests could end: those are
-            # not the budget's).
-            vm_timeout=$((deadline - $(date +%s) + 900))
-            est_rust=$(awk -F'\t' -v g="$g" '$1 == g && $3 ~ /^rust\// { s += $4 } END { print s + 0 }' <<< "$plan")
-            [ "$vm_timeout" -ge $((est_rust * 3 / 2 + 600)) ] || vm_timeout=$((est_rust * 3 / 2 + 600))
-            vm_timeout=${RXE_VM_TIMEOUT:-$vm_timeout}
-        fi
+        # A guest that runs far over its estimate is stopped (a hang
+        # fails by name instead of the job timing out).
+        vm_timeout=${RXE_VM_TIMEOUT:-$((est * 3 / 2 + 900))}
         timed RXE_VM_QUIET=1 RXE_VM_CPUS=$cpus RXE_VM_TAG="g$g" RXE_VM_TIMEOUT="$vm_timeout" "$here/scripts/vm.sh" "$logdir" "$suite" \
-            --only rust --only c --results "$logdir/results-g$g.txt" "$(anchored "${mine[@]}")" \
+            --only rust --results "$logdir/results-g$g.txt" "$(anchored "${mine[@]}")" \
             > "$logdir/vm-g$g.out" 2>&1 &
         pids+=($!)
     done
@@ -313,15 +213,11 @@ fi
 if [ ${#smp_run[@]} -gt 0 ]; then
     guests+=(smp)
     echo "vm: guest smp (2 vCPU, after the others): ${smp_run[*]}"
-    vm_timeout=${RXE_VM_TIMEOUT:-5200}
-    if [ "$budget" -gt 0 ]; then
-        deadline=$((run_start + budget - interop_reserve))
-        write_budget smp "$deadline" "${smp_run[@]}"
-        vm_timeout=${RXE_VM_TIMEOUT:-$((deadline - $(date +%s) + 600))}
-        [ "$vm_timeout" -ge 1200 ] || vm_timeout=1200
-    fi
+    smp_est=240
+    for n in "${smp_run[@]}"; do smp_est=$((smp_est + $(estimate "$n"))); done
+    vm_timeout=${RXE_VM_TIMEOUT:-$((smp_est * 3 / 2 + 900))}
     timed RXE_VM_QUIET=1 RXE_VM_CPUS=2 RXE_VM_TAG=smp RXE_VM_TIMEOUT="$vm_timeout" "$here/scripts/vm.sh" "$logdir" "$suite" \
-        --only rust --only c --results "$logdir/results-smp.txt" "$(anchored "${smp_run[@]}")" \
+        --only rust --results "$logdir/results-smp.txt" "$(anchored "${smp_run[@]}")" \
         > "$logdir/vm-smp.out" 2>&1 || true
 fi
 if [ ${#guests[@]} -gt 0 ]; then
@@ -387,31 +283,7 @@ if [ ${#guests[@]} -gt 1 ]; then
     for f in "$logdir"/results-[gs]*.txt.new; do mv "$f" "${f%.new}"; done
 fi
 
-# Cache each C result that passed (or skipped), its own kernel log
-# clean, even when a guest was cut short later (a failing C test is not
-# cached: it runs again next time, nor one the budget left out); keep
-# every test's duration for the next run's plan.
-if [ ${#c_missing[@]} -gt 0 ]; then
-    stored=0
-    while IFS=$'\t' read -r verdict n _; do
-        [ -n "${c_keys[$n]:-}" ] || continue
-        entry=$RXE_CACHE/c-pass/t/${c_keys[$n]}
-        rm -rf "$entry.new"; mkdir -p "$entry.new/out/tests/c"
-        # Its log and kernel log, and the outputs it wrote (devinfo-c.txt...)
-        # for the comparisons.
-        for f in "$logdir/tests/$n".*; do
-            [ -f "$f" ] || continue
-            mkdir -p "$entry.new/out/$(dirname "${f#"$logdir"/}")"
-            cp "$f" "$entry.new/out/${f#"$logdir"/}"
-        done
-        c_test_outputs "$n" "$logdir" | while read -r f; do cp "$f" "$entry.new/out/"; done
-        grep -hP "^$verdict\t\Q$n\E\t" "$logdir"/results-[gs]*.txt | head -n1 | cut -f1-4 > "$entry.new/result.txt"
-        echo "$(date -u '+%Y-%m-%d %H:%M UTC') ($logdir)" > "$entry.new/stamp"
-        rm -rf "$entry"; mv "$entry.new" "$entry"
-        stored=$((stored + 1))
-    done < <(cat "$logdir"/results-[gs]*.txt | grep -P '^(PASS|SKIP)\tc/[^\t]*\t' | grep -v ' \[[a-z0-9]*\]')
-    echo "vm: $stored C result(s) cached in $RXE_CACHE/c-pass/t"
-fi
+# Keep every test's duration for the next run's plan.
 if [ ${#guests[@]} -gt 0 ]; then
     touch "$RXE_CACHE/durations.txt"
     { cat "$logdir"/results-[gs]*.txt 2>/dev/null | awk -F'\t' '$3 != "" && $2 !~ / / { print $2 "\t" $3 }'
@@ -419,82 +291,115 @@ if [ ${#guests[@]} -gt 0 ]; then
     mv "$RXE_CACHE/durations.new" "$RXE_CACHE/durations.txt"
 fi
 
-# The comparisons only diff files: run them here.
-# A comparison whose C output comes from a C test the budget left out
-# is NOTRUN too (cmp_X reads X-c.txt, written by the C test whose files
-# name "X-").
-mapfile -t c_notrun < <(cat "$logdir"/results-[gs]*.txt 2>/dev/null | awk -F'\t' '$1 == "NOTRUN" { print $2 }')
-cmp_run=() cmp_notrun=()
+# The production kernel's pass: the C driver's tests and ours in one
+# guest of 2 vCPUs, the comparisons of that boot's outputs, the interop.
+# Its own log directory: its outputs (devinfo-rust.txt...) are not the
+# debug pass's.
+prod_want=() cmp_want=()
 for n in "${want[@]}"; do
-    [[ $n == compare/* ]] || continue
-    prefix=${n#compare/cmp_} producer=
-    if [ ! -s "$logdir/$prefix-c.txt" ]; then
-        for m in "${c_notrun[@]}"; do
-            mapfile -t deps < <(c_test_deps "$m")
-            [ ${#deps[@]} -gt 0 ] || continue
-            if grep -qE "(^|[^a-z_])$prefix-" "${deps[@]}" 2>/dev/null; then producer=$m; break; fi
-        done
-    fi
-    if [ -n "$producer" ]; then
-        cmp_notrun+=("$n")
-        printf 'NOTRUN\t%s\t\t%s\n' "$n" "its C output $prefix-c.txt comes from $producer, which the time budget left out" \
-            >> "$logdir/results-extra.txt"
-    else
-        cmp_run+=("$n")
-    fi
+    case $n in
+        c/*|rust/*) prod_want+=("$n") ;;
+        compare/*) cmp_want+=("$n") ;;
+    esac
 done
-if [ ${#cmp_run[@]} -gt 0 ]; then
-    echo "---- comparisons"
-    RXE_LOGDIR=$logdir bash "$suite" --only compare --results "$logdir/results-compare.txt" \
-        "$(anchored "${cmp_run[@]}")" || true
-fi
-
-# Wire interop: a guest with the C driver and one with ours on a virtual
-# wire, each side in turn the server (one boot of two 1-vCPU guests).
-if [ ${#want_interop[@]} -gt 0 ]; then
-    echo "---- interop (scripts/interop.sh: ${#want_interop[@]} cases)"
-    # Both directions need the interop reserve. With less of the budget
-    # left, one direction runs, the one run least recently (stamps in
-    # $RXE_CACHE), and the other's cases are NOTRUN; with under 600 s
-    # left, none runs. The guests end by the budget's end (at least half
-    # the reserve from now): a stalled case then fails by name instead of
-    # the whole job timing out.
-    interop_pairs="c:rust rust:c"
-    interop_timeout=${RXE_VM_TIMEOUT:-5200}
-    if [ "$budget" -gt 0 ]; then
-        left=$((run_start + budget - $(date +%s)))
-        if [ "$left" -lt 600 ]; then
-            interop_pairs=
-        elif [ "$left" -lt "$interop_reserve" ]; then
-            older=$RXE_CACHE/interop-last-c-rust newer=$RXE_CACHE/interop-last-rust-c
-            if [ ! -e "$older" ] || { [ -e "$newer" ] && [ "$older" -ot "$newer" ]; }; then
-                interop_pairs=c:rust
-            else
-                interop_pairs=rust:c
-            fi
+# prod_name NAME: what a name from the production guest is reported as
+# (ours are prod/rust/...; the C driver's and the comparisons run only
+# there and keep their names).
+prod_name() { case $1 in rust/*) echo "prod/$1" ;; *) echo "$1" ;; esac; }
+# prod_notrun WHY: every name of the production pass is NOTRUN.
+prod_notrun() {
+    local n
+    for n in "${prod_want[@]}" "${cmp_want[@]}" "${want_interop[@]}"; do
+        printf 'NOTRUN\t%s\t\t%s\n' "$(prod_name "$n")" "$1" >> "$logdir/results-prod-notrun.txt"
+    done
+}
+prod_dir=$logdir/prod
+# Estimates: the last pass's wall time (guest and interop), else 20 minutes.
+prod_est=$(cat "$RXE_CACHE/prod-pass-seconds" 2>/dev/null || echo 1200)
+[[ $prod_est =~ ^[0-9]+$ ]] || prod_est=1200
+bench_key=$("$here/scripts/build-kernel.sh" bench --key)
+bench_built=false
+[ ! -f "$RXE_CACHE/kernel-bench-$bench_key/.rxe-built" ] || bench_built=true
+left=999999
+[ "$budget" = 0 ] || left=$((run_start + budget - $(date +%s)))
+if [ $((${#prod_want[@]} + ${#cmp_want[@]} + ${#want_interop[@]})) -eq 0 ]; then
+    :
+elif ! $bench_built && [ "$left" -le $((prod_est + 300)) ]; then
+    echo "vm: production kernel not built and $left s of the budget left: not built now"
+    prod_notrun "the production kernel is not built yet and the time budget ($left s left) had no room to build it"
+else
+    echo "---- production kernel: C driver and ours (log: $prod_dir/guest-prod.log)"
+    build_rc=0
+    if ! $bench_built; then
+        # What the budget leaves after the pass; a build cut short resumes
+        # where it stopped on the next run (the tree is kept).
+        slice=$((left - prod_est))
+        [ "$budget" != 0 ] || slice=0
+        echo "vm: building the production kernel (scripts/build-kernel.sh bench$([ "$slice" = 0 ] || echo ", at most $slice s"))"
+        if [ "$slice" -gt 0 ]; then
+            timeout "$slice" "$here/scripts/build-kernel.sh" bench > "$logdir/build-kernel-bench.log" 2>&1 || build_rc=$?
+        else
+            "$here/scripts/build-kernel.sh" bench > "$logdir/build-kernel-bench.log" 2>&1 || build_rc=$?
         fi
-        if [ "$interop_pairs" != "c:rust rust:c" ]; then
-            echo "vm: interop: $left s of the budget left, less than the $interop_reserve s both directions take: running ${interop_pairs:-none}"
-            for n in "${want_interop[@]}"; do
-                pair=${n#interop/}; pair=${pair%%/*}; pair=${pair/-/:}
-                [[ " $interop_pairs " == *" $pair "* ]] ||
-                    printf 'NOTRUN\t%s\t\t%s\n' "$n" "the time budget ($left s left) ran ${interop_pairs:-no direction}${interop_pairs:+ only} this time" \
-                        >> "$logdir/results-interop-notrun.txt"
-            done
-        fi
-        interop_timeout=$((left + 300))
-        [ "$interop_timeout" -ge $((interop_reserve / 2)) ] || interop_timeout=$((interop_reserve / 2))
+        tail -3 "$logdir/build-kernel-bench.log"
     fi
-    if [ -n "$interop_pairs" ]; then
-        RXE_INTEROP_PAIRS=$interop_pairs RXE_VM_TIMEOUT=$interop_timeout "$here/scripts/interop.sh" \
-            --pattern "$pattern" --results "$logdir/results-interop.txt" "$logdir/interop" || true
-        for pair in $interop_pairs; do touch "$RXE_CACHE/interop-last-${pair/:/-}"; done
+    if [ "$build_rc" = 124 ]; then
+        prod_notrun "the production kernel's build did not fit the time budget: it resumes on the next run"
+    elif [ "$build_rc" != 0 ]; then
+        for n in "${prod_want[@]}" "${cmp_want[@]}" "${want_interop[@]}"; do
+            printf 'FAIL\t%s\t\t%s\n' "$(prod_name "$n")" "the production kernel did not build: $logdir/build-kernel-bench.log" \
+                >> "$logdir/results-prod-notrun.txt"
+        done
+    else
+        prod_start=$(date +%s)
+        rm -rf "$prod_dir"
+        prod_kdir=$(readlink -f "$RXE_CACHE/kernel-bench")
+        mkdir -p "$prod_dir/kmod"
+        cp "$logdir"/hostile_ring "$logdir"/rereg "$logdir"/mcast "$logdir"/pyz "$prod_dir/"
+        cp tests/kmod/Kbuild tests/kmod/*.c "$prod_dir/kmod/"
+        make -s -C "$prod_kdir" LLVM=1 M="$prod_dir/kmod" W=1 KCFLAGS=-Werror modules
+        prod_ko=$("$here/scripts/build-module.sh" bench 2> "$logdir/module-bench.log") ||
+            { cat "$logdir/module-bench.log"; exit 1; }
+        if [ ${#prod_want[@]} -gt 0 ]; then
+            timed KDIR="$prod_kdir" RXE_KO="$prod_ko" RXE_VM_QUIET=1 RXE_VM_CPUS=2 RXE_VM_TAG=prod \
+                RXE_VM_TIMEOUT="${RXE_VM_TIMEOUT:-$((prod_est * 3 + 600))}" "$here/scripts/vm.sh" "$prod_dir" "$suite" \
+                --only rust --only c --results "$prod_dir/results-prod.txt" "$(anchored "${prod_want[@]}")" \
+                > "$prod_dir/vm-prod.out" 2>&1 || true
+            cat "$prod_dir/guest-prod.log" "$prod_dir/vm-prod.out" 2>/dev/null || true
+            if [ ! -f "$prod_dir/guest-prod.status" ]; then
+                extra "vm-prod" "the guest did not finish: see $prod_dir/console-prod.log"
+            elif ! "$here/scripts/check-dmesg.sh" "$prod_dir/dmesg-prod.txt" > /dev/null &&
+                ! grep -q 'kernel log: ' "$prod_dir/results-prod.txt" 2>/dev/null; then
+                extra "vm-prod/kernel-log" "a problem in $prod_dir/dmesg-prod.txt that no test was blamed for"
+            fi
+            awk -F'\t' -v OFS='\t' '$2 ~ /^rust\// { $2 = "prod/" $2 } { print }' \
+                "$prod_dir/results-prod.txt" > "$logdir/results-prod.txt" 2>/dev/null || true
+        fi
+        # The comparisons only diff the two drivers' outputs: run them here.
+        if [ ${#cmp_want[@]} -gt 0 ]; then
+            echo "---- comparisons"
+            RXE_LOGDIR=$prod_dir bash "$suite" --only compare --results "$logdir/results-compare.txt" \
+                "$(anchored "${cmp_want[@]}")" || true
+        fi
+        # Wire interop: a guest with the C driver and one with ours on a
+        # virtual wire, each side in turn the server.
+        if [ ${#want_interop[@]} -gt 0 ]; then
+            echo "---- interop (scripts/interop.sh: ${#want_interop[@]} cases)"
+            KDIR="$prod_kdir" RXE_KO="$prod_ko" RXE_VM_TIMEOUT="${RXE_VM_TIMEOUT:-$((prod_est * 2 + 600))}" \
+                "$here/scripts/interop.sh" --pattern "$pattern" --results "$logdir/results-interop.txt" \
+                "$logdir/interop" || true
+        fi
+        # The whole pass's time, for the next run's estimate (only from a
+        # run that ran all of it).
+        if [ "$pattern" = . ]; then
+            echo $(($(date +%s) - prod_start)) > "$RXE_CACHE/prod-pass-seconds"
+        fi
     fi
 fi
 
 # Every selected test must have a verdict.
 cat "$logdir"/results-*.txt > "$logdir/results.txt"
-for n in "${want[@]}" "${want_interop[@]}"; do
+for n in "${want[@]}" "${want_interop[@]}" $(for m in "${prod_want[@]}"; do [[ $m != rust/* ]] || echo "prod/$m"; done); do
     cut -f2 "$logdir/results.txt" | grep -qxF "$n" ||
         printf 'FAIL\t%s\t\t%s\n' "$n" "no result (its guest did not finish?)" >> "$logdir/results.txt"
 done
@@ -528,10 +433,9 @@ echo "skipped: $skipped"
 awk -F'\t' '$1 == "SKIP" { print "    " $2 ($4 != "" ? " (" $4 ")" : "") }' "$logdir/results.txt"
 notrun=$(grep -c '^NOTRUN' "$logdir/results.txt" || true)
 if [ "$notrun" -gt 0 ]; then
-    echo "not run: $notrun (C tests, comparisons and interop cases the time budget left out; they run on a later run; RXE_TIME_BUDGET=0 runs all):"
+    echo "not run: $notrun (the production kernel's pass, which the time budget left out; it runs on a later run; RXE_TIME_BUDGET=0 runs all):"
     awk -F'\t' '$1 == "NOTRUN" { print "    " $2 }' "$logdir/results.txt"
 fi
-[ $c_cached = 0 ] || echo "cached: $c_cached C result(s), not run in this boot (key $c_key)"
 echo "logs: $logdir"
 phase_end vm-tests
 echo "$passed passed, $failed failed"

@@ -6,7 +6,14 @@
 . "$(dirname "$0")/lib.sh"
 
 km=/sys/kernel/debug/kmemleak
-[ -e $km ] || fail "kmemleak not available"
+# The production kernel has no kmemleak: there the cycles alone are
+# checked (and the kernel log); the debug kernel's pass checks leaks.
+leak_check=true
+if [ -f "${RXE_KDIR:-}/.config" ] && ! grep -qx 'CONFIG_DEBUG_KMEMLEAK=y' "$RXE_KDIR/.config"; then
+    leak_check=false
+else
+    [ -e $km ] || fail "kmemleak not available"
+fi
 if [ "$RXE_DRIVER" = rust ]; then cycles=${RXE_CYCLES:-8}; else cycles=${RXE_CYCLES:-3}; fi
 veth_pair
 for i in $(seq 1 "$cycles"); do
@@ -17,6 +24,10 @@ for i in $(seq 1 "$cycles"); do
     modprobe -r rdma_rxe || fail "cycle $i: modprobe -r"
 done
 note "ok: $cycles cycles"
+if ! $leak_check; then
+    note "no kmemleak in this kernel (production kernel): leaks are the debug kernel's pass's to check"
+    exit 0
+fi
 # An object is reported once two scans found no reference to it. Objects
 # leaked before this test (boot) may be reported too: only backtraces
 # through rxe, ib_core or the UDP tunnel code count.

@@ -5,7 +5,7 @@
 # data, producer indices unmasked and at 0xffffffff, a doorbell with a
 # huge WR count, a producer index put back under a WQE in flight (it must
 # not run twice), and UD sends naming an address handle that does not exist
-# or is another protection domain's. With the C driver the two cases that
+# or is another protection domain's. With the C driver the three cases that
 # crash or warn its kernel are skipped (said so in the log).
 # x_hostile_ring.sh runs all 32.
 exec bash "$(dirname "$0")/x_hostile_ring.sh" valid_send valid_flush bad_opcode len_ffffffff \
