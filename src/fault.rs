@@ -86,6 +86,13 @@ impl FaultInjector {
         self.state.lock().rules.decide(&pkt)
     }
 
+    /// Whether a `nomem` rule fails the build of the RoCE packet `roce`
+    /// (headers written) about to be sent.
+    pub(crate) fn fails_build(&self, roce: &[u8]) -> bool {
+        FaultPacket::from_bth(Direction::Tx, roce)
+            .is_some_and(|pkt| self.state.lock().rules.fails_build(&pkt))
+    }
+
     /// Holds a received packet back for `packets` more receptions. `false`
     /// if it cannot be held (line full, no memory): the caller delivers it.
     pub(crate) fn hold(&self, ip: &[u8], udp: &[u8; 8], roce: &[u8], packets: u32) -> bool {

@@ -133,7 +133,8 @@ fn receive(d: &RxDatagram<'_>) {
             }
             deliver(&rxe, d.ndev(), ip, udp, roce);
         }
-        None => deliver(&rxe, d.ndev(), ip, udp, roce),
+        // `decide` never answers `nomem` (a build-time rule, dir=tx only).
+        Some(FaultAction::NoMem) | None => deliver(&rxe, d.ndev(), ip, udp, roce),
     }
     faults.received_one(|held| {
         if let Some((ip, udp, roce)) = held.parts() {

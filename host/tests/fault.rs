@@ -118,6 +118,31 @@ fn rendering_round_trips() {
 }
 
 #[test]
+fn nomem_fails_builds_and_is_not_a_wire_rule() {
+    let mut rules =
+        FaultRules::parse(b"nomem dir=tx class=request count=2\ndrop dir=tx class=request nth=3\n")
+            .unwrap();
+    let req = |psn| pkt(Direction::Tx, 17, PacketClass::Request, psn);
+    // Built: the first two fail; the wire rule never sees a build.
+    assert!(rules.fails_build(&req(1)));
+    assert!(rules.fails_build(&req(1)));
+    assert!(!rules.fails_build(&req(1)));
+    assert!(!rules.fails_build(&pkt(Direction::Tx, 17, PacketClass::Ack, 5)));
+    // On the wire: the nomem rule is not asked; the drop rule counts from 1.
+    assert_eq!(rules.decide(&req(1)), None);
+    assert_eq!(rules.decide(&req(2)), None);
+    assert_eq!(rules.decide(&req(3)), Some(FaultAction::Drop));
+    let counts: Vec<_> = rules.rules().map(|r| (r.matched(), r.acted())).collect();
+    assert_eq!(counts, [(3, 2), (3, 1)]);
+    let mut out = String::new();
+    rules.render(&mut out).unwrap();
+    assert!(
+        out.starts_with("nomem dir=tx class=request count=2 # matched=3 acted=2\n"),
+        "{out}"
+    );
+}
+
+#[test]
 fn an_empty_set_clears() {
     let rules = FaultRules::parse(b"").unwrap();
     assert!(rules.is_empty());
@@ -130,7 +155,7 @@ fn invalid_rules_are_refused_with_a_reason_and_a_line() {
         (
             &b"explode"[..],
             1,
-            "the action must be drop, dup or delay=N",
+            "the action must be drop, dup, delay=N or nomem",
         ),
         (b"drop\ndrop dir=up", 2, "dir must be tx or rx"),
         (b"drop qpn=0x1000000", 1, "qpn is 24 bits"),
@@ -162,6 +187,8 @@ fn invalid_rules_are_refused_with_a_reason_and_a_line() {
         (b"delay=65", 1, "delay must be 1 to 64 packets"),
         (b"delay=2", 1, "delay needs dir=rx"),
         (b"delay=2 dir=tx", 1, "delay needs dir=rx"),
+        (b"nomem", 1, "nomem needs dir=tx"),
+        (b"nomem dir=rx", 1, "nomem needs dir=tx"),
         (b"drop qpn=x", 1, "a value is not a number"),
         (
             b"drop colour=red",

@@ -11,9 +11,10 @@
 //!        [nth=N | prob=P [seed=S]] [count=N]
 //! ```
 //!
-//! ACTION is `drop`, `dup` (the packet goes out or in twice) or `delay=N`
+//! ACTION is `drop`, `dup` (the packet goes out or in twice), `delay=N`
 //! (a received packet is held back until N more have been received: a
-//! reordering; `delay` needs `dir=rx`). The other fields narrow which packets match:
+//! reordering; `delay` needs `dir=rx`) or `nomem` (a packet to send cannot
+//! be built, as when its buffer cannot be allocated; needs `dir=tx`). The other fields narrow which packets match:
 //! direction (default both), destination QP number, opcode class, BTH PSN.
 //! Of the matching packets, `nth=N` picks the N-th only (counting from 1),
 //! `prob=P` each with probability P (a decimal fraction, at most six
@@ -23,7 +24,8 @@
 //! it matched and those it acted on. Writing an empty set clears all rules.
 //!
 //! Everything here is pure: the driver classifies a packet into a
-//! [`FaultPacket`], asks [`FaultRules::decide`], and carries the action out
+//! [`FaultPacket`], asks [`FaultRules::decide`] (on the wire) or
+//! [`FaultRules::fails_build`] (while building), and carries the action out
 //! (a [`DelayLine`] holds delayed packets).
 
 use core::fmt::{self, Write};
@@ -44,6 +46,9 @@ pub enum FaultAction {
     /// The packet is held back until this many more packets have passed in
     /// its direction.
     Delay(u32),
+    /// The packet cannot be built (its buffer cannot be allocated); decided
+    /// while building, before the packet reaches the wire rules.
+    NoMem,
 }
 
 /// Which way a packet goes through the driver.
@@ -201,6 +206,7 @@ impl fmt::Display for FaultRule {
             FaultAction::Drop => f.write_str("drop")?,
             FaultAction::Duplicate => f.write_str("dup")?,
             FaultAction::Delay(n) => write!(f, "delay={n}")?,
+            FaultAction::NoMem => f.write_str("nomem")?,
         }
         match self.direction {
             Some(Direction::Tx) => f.write_str(" dir=tx")?,
@@ -303,16 +309,27 @@ impl FaultRules {
         self.rules.iter().take(self.len).flatten()
     }
 
-    /// What to do with `pkt`: the action of the first rule that picks it.
-    /// Every rule that matches counts it, picked or not, up to the one that
-    /// acts.
+    /// What to do with `pkt` on the wire: the action of the first rule
+    /// that picks it. Every rule that matches counts it, picked or not, up
+    /// to the one that acts. `nomem` rules are not asked here.
     pub fn decide(&mut self, pkt: &FaultPacket) -> Option<FaultAction> {
         for rule in self.rules.iter_mut().take(self.len).flatten() {
-            if rule.matches(pkt) && rule.picks() {
+            if rule.action != FaultAction::NoMem && rule.matches(pkt) && rule.picks() {
                 return Some(rule.action);
             }
         }
         None
+    }
+
+    /// Whether a `nomem` rule fails the build of `pkt` (a packet to send,
+    /// its headers written). Only `nomem` rules are asked and count it.
+    pub fn fails_build(&mut self, pkt: &FaultPacket) -> bool {
+        for rule in self.rules.iter_mut().take(self.len).flatten() {
+            if rule.action == FaultAction::NoMem && rule.matches(pkt) && rule.picks() {
+                return true;
+            }
+        }
+        false
     }
 
     /// Writes the rules, one a line, each with its counters.
@@ -360,6 +377,7 @@ fn parse_rule(line: &str) -> Result<FaultRule, &'static str> {
     let action = match words.next() {
         Some("drop") => FaultAction::Drop,
         Some("dup") => FaultAction::Duplicate,
+        Some("nomem") => FaultAction::NoMem,
         Some(w) => match w.strip_prefix("delay=") {
             Some(n) => {
                 let n = parse_u64(n)?;
@@ -368,7 +386,7 @@ fn parse_rule(line: &str) -> Result<FaultRule, &'static str> {
                 }
                 FaultAction::Delay(n as u32)
             }
-            None => return Err("the action must be drop, dup or delay=N"),
+            None => return Err("the action must be drop, dup, delay=N or nomem"),
         },
         None => return Err("empty rule"),
     };
@@ -436,6 +454,10 @@ fn parse_rule(line: &str) -> Result<FaultRule, &'static str> {
         // A held packet is delivered later by the receive path; on transmit
         // the same reordering is a delay on the peer's receive.
         return Err("delay needs dir=rx");
+    }
+    if rule.action == FaultAction::NoMem && rule.direction != Some(Direction::Tx) {
+        // Only the transmit path allocates a packet per packet.
+        return Err("nomem needs dir=tx");
     }
     match (prob, rule.pick, seed) {
         (Some(_), Pick::Nth(_), _) => return Err("nth and prob exclude each other"),

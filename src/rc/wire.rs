@@ -8,6 +8,7 @@
 use crate::{
     counters::Counter,
     device::RxeDevice,
+    fault::FaultInjector,
     proto::{
         admission::DEFAULT_PKEY,
         fault::{Direction, FaultAction},
@@ -116,8 +117,11 @@ impl Outbox {
                     }
                     hand_over(rxe, qp, skb, &mut lost);
                 }
-                // `delay` is refused for transmit by the rules' parser.
-                Some(FaultAction::Delay(_)) | None => hand_over(rxe, qp, skb, &mut lost),
+                // `delay` is refused for transmit by the rules' parser;
+                // `decide` never answers `nomem` (asked while building).
+                Some(FaultAction::Delay(_) | FaultAction::NoMem) | None => {
+                    hand_over(rxe, qp, skb, &mut lost)
+                }
             }
         }
         if lost > 0 {
@@ -207,7 +211,7 @@ impl<'a> Path<'a> {
         payload_len: usize,
         fill: impl FnOnce(&mut [u8]) -> core::result::Result<(), ()>,
     ) -> core::result::Result<(), BuildFailure> {
-        let result = self.build(bth, ext, payload_len, fill);
+        let result = self.build(rxe.active_faults(), bth, ext, payload_len, fill);
         match result {
             Ok(skb) => {
                 out.push(skb);
@@ -222,6 +226,7 @@ impl<'a> Path<'a> {
 
     fn build(
         &self,
+        faults: Option<&FaultInjector>,
         bth: &Bth,
         ext: &ExtHeaders,
         payload_len: usize,
@@ -234,6 +239,11 @@ impl<'a> Path<'a> {
         let pkt = skb.packet();
         let hdr_len =
             write_headers(pkt, bth, ext, payload_len).map_err(|_| BuildFailure::Dropped)?;
+        // A `nomem` fault rule: the packet is lost as if its buffer could
+        // not be allocated (the skb is freed on return).
+        if faults.is_some_and(|f| f.fails_build(pkt)) {
+            return Err(BuildFailure::Dropped);
+        }
         let (payload, trailer) = pkt
             .get_mut(hdr_len..)
             .and_then(|rest| rest.split_at_mut_checked(payload_len))

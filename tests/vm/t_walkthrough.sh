@@ -3,7 +3,8 @@
 # every protocol decision read back from the rdma_rxe trace events, data
 # checked byte by byte: one lost WRITE packet (go-back-N), one lost ACK
 # (retry timer, duplicate re-ACKed), one lost READ response, one lost
-# atomic ACK (replayed, executed once). Two devices in two namespaces.
+# atomic ACK (replayed, executed once), two packets that cannot be built
+# (nothing sent past them, resent by timer). Two devices in two namespaces.
 # Ours only: the C driver has no fault rules (netem cannot pick one PSN).
 . "$(dirname "$0")/lib.sh"
 

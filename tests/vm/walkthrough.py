@@ -13,7 +13,10 @@ from the rdma_rxe trace events, the fault rules' counters and the data:
   dup_read   a READ whose response is dropped: answered again from the
              rkey, the data is right;
   dup_atomic a FETCH_AND_ADD whose atomic ACK is dropped: the duplicate is
-             answered from the saved result, the remote value changes once.
+             answered from the saved result, the remote value changes once;
+  tx_nomem   a 16-packet RDMA WRITE whose first two builds fail (a `nomem`
+             rule: no memory for the packet): the requester sends nothing
+             past a failed packet, the retry timer resends, no NAK.
 
     walkthrough.py DEV_REQ GID_REQ DEV_RESP GID_RESP [CASE...]
 
@@ -260,8 +263,40 @@ def case_dup_atomic(req, resp):
     return "duplicate FETCH_AND_ADD replayed, remote value changed once"
 
 
+def case_tx_nomem(req, resp):
+    """A packet that cannot be built (no memory for its buffer) stops the
+    requester's transmit round: it does not go on to send the PSNs after
+    the lost one, which would only arrive out of sequence and cost a NAK
+    and a resend; and under real memory pressure each failed packet is one
+    more allocation in a loop with bottom halves off. The retry timer sends
+    again from the lost PSN."""
+    data = os.urandom(16 * MTU)
+    req.mr.write(data, len(data), 0)
+    resp.mr.write(bytes(len(data)), len(data), 0)
+    faults(req.dev, "nomem dir=tx class=request qpn=%d count=2\n" % resp.qp.qp_num)
+    trace_start()
+    wr = SendWR(wr_id=1, opcode=e.IBV_WR_RDMA_WRITE, num_sge=1,
+                sg=[SGE(req.mr.buf, len(data), req.mr.lkey)], send_flags=e.IBV_SEND_SIGNALED)
+    wr.set_wr_rdma(resp.mr.rkey, resp.mr.buf)
+    req.qp.post_send(wr)
+    poll(req.cq, 1)
+    nothing_more(req.cq)
+    assert resp.mr.read(len(data), 0) == data, "remote memory differs"
+    (matched, acted), = fault_counters(req.dev)
+    assert acted == 2, (matched, acted)
+    ev = trace_events({req.qp.qp_num, resp.qp.qp_num})
+    d = psn_decisions(ev, resp.qp.qp_num)
+    p = START_PSN
+    assert [x[0] for x in d if x[1] == "in_order"] == list(range(p, p + 16)), d
+    # Nothing was sent past a packet that failed: no gap, no NAK.
+    assert all(x[1] == "in_order" for x in d), d
+    g = go_backs(ev, req.qp.qp_num)
+    assert g and all(c != "nak" for _, c in g), g
+    return "two builds failed, no packet sent past them, %d resends by timer, no NAK" % len(g)
+
+
 CASES = {"gbn": case_gbn, "lost_ack": case_lost_ack, "dup_read": case_dup_read,
-         "dup_atomic": case_dup_atomic}
+         "dup_atomic": case_dup_atomic, "tx_nomem": case_tx_nomem}
 
 
 def main():
