@@ -402,8 +402,14 @@ void rxe_glue_skb_set_tx_owner(struct sk_buff *skb, void *arg)
 
 /* Packets the loopback path holds at most; more are dropped (send errors). */
 #define RXE_GLUE_LOOPBACK_MAX 8192
-/* Packets one run of the loopback work hands over before it yields. */
-#define RXE_GLUE_LOOPBACK_BATCH 64
+/*
+ * Packets one run of the loopback work hands over before it yields. Each
+ * may make its QP transmit up to a window of packets in the same softirq,
+ * so the batch bounds the longest stretch with bottom halves off; between
+ * runs the BH worker's time limit hands the rest to ksoftirqd, where RCU
+ * and the scheduler get their turn.
+ */
+#define RXE_GLUE_LOOPBACK_BATCH 16
 
 static struct sk_buff_head rxe_glue_loopback_queue;
 static struct work_struct rxe_glue_loopback_work;

@@ -330,18 +330,43 @@ pub(crate) fn step(
         pr_warn!("QP {:#x}: requester actions overflow\n", qp.body.qpn);
     }
     let mut transmits = 0;
+    let mut unbuilt = false;
     for a in actions.iter() {
         if matches!(a, RequesterAction::Transmit(_)) {
+            // After a packet that could not be built (no memory, no
+            // route) the rest of this step's packets are not tried: they
+            // would only reach the responder past a gap, and each failure
+            // is one more allocation with bottom halves off. The requester
+            // counts them sent; its retry timer resends from the first.
+            if unbuilt {
+                continue;
+            }
             transmits += 1;
         }
-        run(rxe, qp, inner, ndev, out, a, payload);
+        if run(rxe, qp, inner, ndev, out, a, payload) == Built::No {
+            unbuilt = true;
+        }
     }
     actions.clear();
     inner.rc.actions = actions;
     if overflow {
         super::complete::enter_error(rxe, qp, inner);
     }
-    transmits
+    // A step that could not build a packet ends the transmit round.
+    if unbuilt {
+        0
+    } else {
+        transmits
+    }
+}
+
+/// Whether [`run`] built the packet a transmit action asked for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Built {
+    /// Built and queued, or the action was not a transmit.
+    Yes,
+    /// Not built for lack of memory or a route: lost, as on the wire.
+    No,
 }
 
 /// Adds what a requester step counted to the device's counters.
@@ -375,7 +400,8 @@ fn count(rxe: &RxeDevice, before: &RequesterCounters, after: &RequesterCounters)
     );
 }
 
-/// Carries out one requester action.
+/// Carries out one requester action; says whether a transmit's packet
+/// was built.
 fn run(
     rxe: &RxeDevice,
     qp: &RxeQp,
@@ -384,12 +410,12 @@ fn run(
     out: &mut Outbox,
     action: &RequesterAction,
     payload: Option<&[u8]>,
-) {
+) -> Built {
     let pd = qp.ibqp.pd_id();
     match *action {
         RequesterAction::Transmit(tx) => {
             let Some(wqe) = inner.rc.posted(tx.wqe_id).copied() else {
-                return;
+                return Built::Yes;
             };
             let h = &tx.header;
             let transport = if qp.body.qp_type == QpType::Uc {
@@ -398,7 +424,7 @@ fn run(
                 Transport::Rc
             };
             let Some(opcode) = h.opcode_on(transport) else {
-                return;
+                return Built::Yes;
             };
             // The SE bit goes on the last packet of a solicited SEND or
             // WRITE with immediate.
@@ -424,9 +450,13 @@ fn run(
             let sent = path.emit(rxe, out, &bth, &ext, len, |buf| {
                 memory::gather(rxe, pd, &wqe, tx.payload_offset, buf).map_err(|_| ())
             });
-            if let Err(BuildFailure::Payload) = sent {
-                // The memory went away after the WQE was checked.
-                super::complete::enter_error(rxe, qp, inner);
+            match sent {
+                Ok(()) => {}
+                Err(BuildFailure::Payload) => {
+                    // The memory went away after the WQE was checked.
+                    super::complete::enter_error(rxe, qp, inner);
+                }
+                Err(BuildFailure::Dropped) => return Built::No,
             }
         }
         RequesterAction::PlaceReadData {
@@ -435,7 +465,7 @@ fn run(
             len,
         } => {
             let Some(wqe) = inner.rc.posted(wqe_id).copied() else {
-                return;
+                return Built::Yes;
             };
             let data = payload.and_then(|p| p.get(..len as usize));
             let placed = match (&wqe.payload, data) {
@@ -452,7 +482,7 @@ fn run(
             let rc: &mut RcState = &mut inner.rc;
             let slot = (c.wqe_id % SQ_WINDOW as u64) as usize;
             let Some(wqe) = rc.posted.get_mut(slot).and_then(Option::take) else {
-                return;
+                return Built::Yes;
             };
             rc.taken = rc.taken.saturating_sub(1);
             if let (Some(orig), crate::abi::send_wqe::Payload::Sges(sges)) =
@@ -520,4 +550,5 @@ fn run(
             super::complete::enter_error(rxe, qp, inner)
         }
     }
+    Built::Yes
 }
