@@ -327,6 +327,9 @@ if [ $((${#prod_want[@]} + ${#cmp_want[@]} + ${#want_interop[@]})) -eq 0 ]; then
 elif ! $bench_built && [ "$left" -le $((prod_est + 300)) ]; then
     echo "vm: production kernel not built and $left s of the budget left: not built now"
     prod_notrun "the production kernel is not built yet and the time budget ($left s left) had no room to build it"
+elif [ "$left" -lt "$prod_est" ]; then
+    echo "vm: $left s of the budget left, the production kernel's pass takes about $prod_est s: not run"
+    prod_notrun "the time budget ($left s left) had no room for the production kernel's pass (about $prod_est s)"
 else
     echo "---- production kernel: C driver and ours (log: $prod_dir/guest-prod.log)"
     build_rc=0

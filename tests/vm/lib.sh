@@ -87,6 +87,14 @@ rxe_use_driver() {
     depmod -a "$kver"
 }
 
+# rxe_debug_kernel: is the booted kernel the debug one (KASAN)? Its
+# checks cost about thirty times a test's own time under TCG, so a test
+# that moves a volume of data moves less there; the production kernel's
+# pass (scripts/test.sh) moves the full volume through the same paths.
+rxe_debug_kernel() {
+    [ -f "${RXE_KDIR:-}/.config" ] && grep -qx 'CONFIG_KASAN=y' "$RXE_KDIR/.config"
+}
+
 # Which rdma_rxe is loaded: prints "rust" for ours, "c" for the in-tree
 # one; fails if none is. Reads the loaded module, not a file: ours is
 # written in Rust, so its functions are in /proc/kallsyms under v0-mangled
