@@ -239,6 +239,7 @@ bool rxe_glue_irqs_off(void);
 void rxe_glue_trace_resp_psn(u32 qpn, u32 psn, u32 expected_psn, u8 verdict, u8 reply,
 			     u32 reply_psn);
 void rxe_glue_trace_req_go_back(u32 qpn, u32 from_psn, u8 cause);
+void rxe_glue_trace_req_tx(u32 qpn, u32 psn, u8 opcode, u8 retransmit);
 void rxe_glue_trace_comp_ack(u32 qpn, u32 psn, u8 opcode, u8 syndrome, u32 msn);
 void rxe_glue_trace_retry_exhausted(u32 qpn, u8 rnr);
 

@@ -22,6 +22,11 @@ void rxe_glue_trace_req_go_back(u32 qpn, u32 from_psn, u8 cause)
 	trace_rxe_req_go_back(qpn, from_psn, cause);
 }
 
+void rxe_glue_trace_req_tx(u32 qpn, u32 psn, u8 opcode, u8 retransmit)
+{
+	trace_rxe_req_tx(qpn, psn, opcode, retransmit);
+}
+
 void rxe_glue_trace_comp_ack(u32 qpn, u32 psn, u8 opcode, u8 syndrome, u32 msn)
 {
 	trace_rxe_comp_ack(qpn, psn, opcode, syndrome, msn);

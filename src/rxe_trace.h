@@ -2,8 +2,8 @@
 /*
  * Trace events of rdma_rxe's reliability engine, in
  * /sys/kernel/tracing/events/rdma_rxe/: the responder's PSN decision, the
- * requester going back to resend, acknowledgements received, and retry
- * counters running out. Emitted from Rust through rxe_trace.c.
+ * requester's packets built and its going back to resend,
+ * acknowledgements received, and retry counters running out. Emitted from Rust through rxe_trace.c.
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM rdma_rxe
@@ -71,6 +71,28 @@ TRACE_EVENT(rxe_req_go_back,
 	TP_printk("qpn=%u from_psn=%u cause=%s", __entry->qpn, __entry->from_psn,
 		  __print_symbolic(__entry->cause, { 0, "nak" }, { 1, "timeout" },
 				   { 2, "rnr" }, { 3, "probe" }, { 4, "rtt_timeout" }))
+);
+
+TRACE_EVENT(rxe_req_tx,
+	TP_PROTO(u32 qpn, u32 psn, u8 opcode, u8 retransmit),
+	TP_ARGS(qpn, psn, opcode, retransmit),
+	TP_STRUCT__entry(
+		__field(u32, qpn)
+		__field(u32, psn)
+		__field(u8, opcode)
+		__field(u8, retransmit)
+		__field(u8, softirq)
+	),
+	TP_fast_assign(
+		__entry->qpn = qpn;
+		__entry->psn = psn;
+		__entry->opcode = opcode;
+		__entry->retransmit = retransmit;
+		__entry->softirq = in_serving_softirq() ? 1 : 0;
+	),
+	TP_printk("qpn=%u psn=%u opcode=0x%02x retransmit=%u ctx=%s", __entry->qpn,
+		  __entry->psn, __entry->opcode, __entry->retransmit,
+		  __entry->softirq ? "softirq" : "task")
 );
 
 TRACE_EVENT(rxe_comp_ack,

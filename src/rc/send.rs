@@ -451,7 +451,7 @@ fn run(
                 memory::gather(rxe, pd, &wqe, tx.payload_offset, buf).map_err(|_| ())
             });
             match sent {
-                Ok(()) => {}
+                Ok(()) => trace::req_tx(qp.body.qpn, h.psn, opcode.as_u8(), tx.retransmit),
                 Err(BuildFailure::Payload) => {
                     // The memory went away after the WQE was checked.
                     super::complete::enter_error(rxe, qp, inner);

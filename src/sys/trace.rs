@@ -85,6 +85,13 @@ pub(crate) fn req_go_back(qpn: u32, from: Psn, cause: GoBackCause) {
     unsafe { bindings::rxe_glue_trace_req_go_back(qpn, from.get(), cause as u8) }
 }
 
+/// `rxe_req_tx`: QP `qpn`'s requester built request `psn` (`opcode`),
+/// again if `retransmit`; the event records whether this ran in softirq.
+pub(crate) fn req_tx(qpn: u32, psn: Psn, opcode: u8, retransmit: bool) {
+    // SAFETY: Plain values; the event may run in any context.
+    unsafe { bindings::rxe_glue_trace_req_tx(qpn, psn.get(), opcode, u8::from(retransmit)) }
+}
+
 /// `rxe_comp_ack`: QP `qpn`'s completer received a response `opcode` with
 /// PSN `psn` and this AETH (raw syndrome byte, MSN).
 pub(crate) fn comp_ack(qpn: u32, psn: Psn, opcode: u8, syndrome: u8, msn: u32) {

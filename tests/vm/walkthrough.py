@@ -16,7 +16,8 @@ from the rdma_rxe trace events, the fault rules' counters and the data:
              answered from the saved result, the remote value changes once;
   tx_nomem   a 16-packet RDMA WRITE whose first two builds fail (a `nomem`
              rule: no memory for the packet): the requester sends nothing
-             past a failed packet, the retry timer resends, no NAK.
+             past a failed packet, the retry timer resends (in a task),
+             no NAK.
 
     walkthrough.py DEV_REQ GID_REQ DEV_RESP GID_RESP [CASE...]
 
@@ -152,6 +153,17 @@ def psn_decisions(events, qpn):
 def go_backs(events, qpn):
     return [(int(f["from_psn"]), f["cause"]) for n, f in events
             if n == "req_go_back" and int(f["qpn"]) == qpn]
+
+
+def timer_resends(events, qpn):
+    """The contexts (task or softirq) the requester of QP `qpn` built its
+    resent packets in. A go-back-N the retry timer starts is sent by the
+    QP's transmit work, in a task: the timer's softirq only decides (and
+    builds a tail-loss probe, two packets at most), since building a
+    window of packets there, timer after timer, can keep a CPU in softirq
+    for as long as each expiry's work outlasts the next expiry."""
+    return [f["ctx"] for n, f in events
+            if n == "req_tx" and int(f["qpn"]) == qpn and f["retransmit"] == "1"]
 
 
 def case_gbn(req, resp):
@@ -292,7 +304,9 @@ def case_tx_nomem(req, resp):
     assert all(x[1] == "in_order" for x in d), d
     g = go_backs(ev, req.qp.qp_num)
     assert g and all(c != "nak" for _, c in g), g
-    return "two builds failed, no packet sent past them, %d resends by timer, no NAK" % len(g)
+    ctx = timer_resends(ev, req.qp.qp_num)
+    assert len(ctx) >= 16 and all(c == "task" for c in ctx), ctx
+    return "two builds failed, no packet sent past them, %d resends by timer (from a task), no NAK" % len(g)
 
 
 CASES = {"gbn": case_gbn, "lost_ack": case_lost_ack, "dup_read": case_dup_read,
