@@ -79,6 +79,13 @@ pub(crate) enum TimerKind {
 /// local receiver's backlog, or the device's queue: its in-flight count):
 /// no acknowledgement can have come for them, and it puts the expiry off
 /// rather than resend (`RequesterEvent::LocalQueue`).
+///
+/// The expiry only decides (go back, probe, fail); the packets it calls
+/// for are built by the QP's transmit work, in a task. Built here, a
+/// window of packets per expiry would run in the timer softirq, which
+/// runs every timer that expired meanwhile before it returns: with a few
+/// QPs whose expiries each take longer than the others' timeouts (a slow
+/// or loaded CPU, as under a debug kernel), it never would.
 pub(crate) fn timer_expired(rxe: &RxeDevice, qp: &RxeQp, ndev: &NetDevice, kind: TimerKind) {
     let mut out = Outbox::new();
     {
@@ -98,7 +105,7 @@ pub(crate) fn timer_expired(rxe: &RxeDevice, qp: &RxeQp, ndev: &NetDevice, kind:
                 TimerKind::Rnr => RequesterEvent::RnrTimerExpired,
             };
             send::step(rxe, qp, inner, ndev, &mut out, event, None);
-            super::transmit_or_kick(rxe, qp, inner, ndev, &mut out);
+            super::kick(qp);
         }
     }
     out.send(rxe, qp);
