@@ -7,6 +7,8 @@
 #   scripts/profile.sh [LOGDIR]
 #   RXE_PROFILE_PROG=ib_write_bw  RXE_PROFILE_SIZE=65536  RXE_PROFILE_ITERS=300
 #   RXE_PROFILE_DRIVERS="rust c"  RXE_BENCH_KERNEL=bench (or test)
+#   RXE_PROFILE_PROG=nvme RXE_PROFILE_SIZE=64: t_nvme.sh's read-back of
+#   64 MiB through nvme-rdma and nvmet-rdma instead of a perftest run
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 logdir=${1:-$here/logs/profile-$(date +%Y%m%d-%H%M%S)}

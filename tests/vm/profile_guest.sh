@@ -7,14 +7,35 @@
 # and user symbols with at least 0.5% of the samples.
 #
 #   profile_guest.sh PROG SIZE ITERS DRIVER...    e.g. ib_write_bw 65536 300 rust
+#   profile_guest.sh nvme MIB 0 DRIVER...          the NVMe read-back (t_nvme.sh)
 prog=$1 size=$2 iters=$3; shift 3
 [ $# -gt 0 ] || set -- rust
 export RXE_DRIVER=$1
 . "$(dirname "$0")/lib.sh"
 set -u
 
+# PROG nvme: the read-back of t_nvme.sh (SIZE MiB written, then read back
+# through nvme-rdma and nvmet-rdma on one device) instead of perftest.
+nvme_profile() {
+    local driver=$1 out=$2 data=/tmp/perf-$1.data t0=$SECONDS
+    rxe_use_driver "$driver"
+    rxe_driver_is "$driver" || { echo "could not select driver $driver" | tee "$out"; return; }
+    RXE_DRIVER=$driver RXE_NVME_PERF=$data bash "$(dirname "$0")/t_nvme.sh" "$size" > "$out.client" 2>&1
+    echo "$driver: t_nvme.sh $size: exit $? after $((SECONDS - t0)) s"
+    {
+        echo "== $driver: NVMe read-back of $size MiB"
+        grep -E "ok:|FAILED" "$out.client"
+        perf report -q -i "$data" --stdio --no-children --sort dso,sym --percent-limit 0.5 2>/dev/null
+    } > "$out"
+    cat "$out"
+}
+
 for driver in "$@"; do
     out=$RXE_LOGDIR/profile-$driver.txt
+    if [ "$prog" = nvme ]; then
+        nvme_profile "$driver" "$out"
+        continue
+    fi
     two_namespaces_down; rxe_unload >/dev/null 2>&1
     rxe_use_driver "$driver"
     if ! rxe_driver_is "$driver" || ! rxe_load || ! two_namespaces; then

@@ -14,6 +14,8 @@
 #                     8 MiB on the production kernel; 8 MiB and fio over
 #                     2 MiB on the debug kernel, where 32 MiB and 8 MiB
 #                     took 19 minutes: the same paths under its checks)
+#   RXE_NVME_PERF=FILE  profile the read-back with perf record into FILE
+#                     (scripts/profile.sh with RXE_PROFILE_PROG=nvme)
 . "$(dirname "$0")/lib.sh"
 
 command -v nvme >/dev/null || fail "nvme-cli missing"
@@ -42,7 +44,7 @@ teardown() {
     rmdir "$cfg/ports/1" 2>/dev/null
     [ -e "$cfg/subsystems/$nqn/namespaces/1/enable" ] && echo 0 > "$cfg/subsystems/$nqn/namespaces/1/enable"
     rmdir "$cfg/subsystems/$nqn/namespaces/1" "$cfg/subsystems/$nqn" 2>/dev/null
-    rm -f /tmp/nvme-pattern /tmp/nvme-readback
+    rm -f /tmp/nvme-pattern
     true
 }
 
@@ -83,8 +85,11 @@ head -c "${mib}M" /dev/urandom > /tmp/nvme-pattern
 start=$SECONDS
 if timeout 600 dd if=/tmp/nvme-pattern of="$dev" bs=1M oflag=direct status=none; then
     w=$((SECONDS - start)); start=$SECONDS
-    if timeout 600 dd if="$dev" of=/tmp/nvme-readback bs=1M count="$mib" iflag=direct status=none &&
-        cmp /tmp/nvme-pattern /tmp/nvme-readback; then
+    # Compared as it is read: a second copy would double what the guest's
+    # /tmp (memory) holds.
+    if (set -o pipefail
+        ${RXE_NVME_PERF:+perf record -e cpu-clock -a -o "$RXE_NVME_PERF" --} \
+            timeout 600 dd if="$dev" bs=1M count="$mib" iflag=direct status=none | cmp - /tmp/nvme-pattern); then
         note "ok: $mib MiB written in $w s and read back identical in $((SECONDS - start)) s"
     else
         note "FAILED: $mib MiB read back differs or failed"; bad=1
@@ -92,7 +97,7 @@ if timeout 600 dd if=/tmp/nvme-pattern of="$dev" bs=1M oflag=direct status=none;
 else
     note "FAILED: writing $mib MiB"; bad=1
 fi
-rm -f /tmp/nvme-pattern /tmp/nvme-readback
+rm -f /tmp/nvme-pattern
 start=$SECONDS
 if timeout 600 fio --name=rand --filename="$dev" --rw=randwrite --bs=4k --iodepth=16 \
     --ioengine=libaio --direct=1 --size=${fio_mib}M --verify=crc32c --do_verify=1 \
