@@ -2,8 +2,9 @@
 # Guest side of scripts/bench.sh: for each driver named, load it and run,
 # between two namespaces joined by a veth pair (rxe1 in namespace "peer"
 # serves, rxe0 here is the client): ib_write_bw, ib_read_bw and ib_send_bw
-# at 64 B, 4 KiB, 64 KiB and 1 MiB (-s), ib_write_bw -q 16 at
-# 64 KiB, and ib_send_lat, ib_write_lat and ib_read_lat at 2 B and 4 KiB.
+# at 64 B, 4 KiB, 64 KiB and 1 MiB (-s), ib_write_bw at 64 KiB with 2, 4
+# and 16 QPs, as two pairs at once and on one device (loopback), and
+# ib_send_lat, ib_write_lat and ib_read_lat at 2 B and 4 KiB.
 # Writes $RXE_LOGDIR/bench-DRIVER.txt: one "metric value" line per number
 # and, with our driver loaded, $RXE_LOGDIR/bench-ceiling.txt (the
 # guest's copy and CRC-32 speed, /sys/kernel/debug/rdma_rxe/ceiling)
@@ -47,15 +48,21 @@ counters() {
 # leaves the client's output in $RXE_LOGDIR/bench-$driver-NAME.log, then
 # both devices' counters (retransmissions, NAKs, drops tell a slow run's
 # cause).
+# With LOOPBACK=1 the server runs here on rxe0 too (client and server on
+# one device, the driver's loopback path); PORT= picks the port.
 perf() {
     local name=$1 prog=$2; shift 2
-    local log=$RXE_LOGDIR/bench-$driver-$name.log port=$((19000 + RANDOM % 1000))
-    ip netns exec peer timeout -k 5 $((client_timeout + 100)) "$prog" -d rxe1 -x "$g1" -p $port -F "$@" \
+    local log=$RXE_LOGDIR/bench-$driver-$name.log port=${PORT:-$((19000 + RANDOM % 1000))}
+    local ns=(ip netns exec peer) sdev=rxe1 sgid=$g1 addr=10.0.0.2
+    if [ -n "${LOOPBACK:-}" ]; then
+        ns=() sdev=rxe0 sgid=$g0 addr=10.0.0.1
+    fi
+    "${ns[@]}" timeout -k 5 $((client_timeout + 100)) "$prog" -d $sdev -x "$sgid" -p $port -F "$@" \
         > "$log.server" 2>&1 &
     local spid=$!
-    wait_for 120 sh -c "ip netns exec peer ss -Htln 'sport = :$port' | grep -q :$port"
+    wait_for 120 sh -c "${ns[*]} ss -Htln 'sport = :$port' | grep -q :$port"
     local t0=$SECONDS
-    timeout -k 5 "$client_timeout" "$prog" -d rxe0 -x "$g0" -p $port -F "$@" 10.0.0.2 > "$log" 2>&1
+    timeout -k 5 "$client_timeout" "$prog" -d rxe0 -x "$g0" -p $port -F "$@" $addr > "$log" 2>&1
     local rc=$?
     echo "$name: client exit $rc after $((SECONDS - t0)) s"
     echo "  rxe0 counters: $(counters rxe0)"
@@ -140,7 +147,26 @@ for driver in "$@"; do
             bw "$op" "$size" "$(iters_for "$size")"
         done
     done
-    BW_TAG=_q16 BW_QPS=16 bw write_bw 65536 "$(( $(iters_for 65536) / 16 + 1 ))" -q 16
+    # Scaling: more QPs in one pair, then two pairs at once (each its own
+    # processes; the sum is what the two moved together).
+    for q in 2 4 16; do
+        BW_TAG=_q$q BW_QPS=$q bw write_bw 65536 "$(( $(iters_for 65536) / q + 1 ))" -q $q
+    done
+    b0=$(busy)
+    PORT=19901 perf write_bw_65536_pairA ib_write_bw -s 65536 -n "$(iters_for 65536)" > /tmp/pairA.out &
+    pa=$!
+    sleep 1
+    PORT=19902 perf write_bw_65536_pairB ib_write_bw -s 65536 -n "$(iters_for 65536)" > /tmp/pairB.out
+    wait $pa
+    b1=$(busy)
+    cat /tmp/pairA.out /tmp/pairB.out
+    sum=$(cat "$RXE_LOGDIR/bench-$driver-write_bw_65536_pairA.log" "$RXE_LOGDIR/bench-$driver-write_bw_65536_pairB.log" |
+        awk '$1 == 65536 && $2 ~ /^[0-9]+$/ { s += $4; n++ } END { if (n == 2) printf "%.2f", s; else print "n/a" }')
+    echo "write_bw_65536_2pairs_sum_avg_MBps $sum" >> "$out"
+    awk -v t=$((b1 - b0)) -v hz="$(getconf CLK_TCK)" -v bytes="$((65536 * $(iters_for 65536) * 2))" \
+        'BEGIN { printf "write_bw_65536_2pairs_cpu_s_per_GB %.2f\n", t / hz / (bytes / 1e9) }' >> "$out"
+    # Loopback: both ends on rxe0.
+    LOOPBACK=1 BW_TAG=_loopback bw write_bw 65536 "$(iters_for 65536)"
     for op in send_lat write_lat read_lat; do
         for size in 2 4096; do
             lat "$op" "$size"
