@@ -166,12 +166,14 @@ def timer_resends(events, qpn):
             if n == "req_tx" and int(f["qpn"]) == qpn and f["retransmit"] == "1"]
 
 
-def case_gbn(req, resp):
-    data = os.urandom(4 * MTU)
+def write_through(req, resp, packets, dev, rule):
+    """Sets fault `rule` on device `dev`, then sends `packets` MTUs of
+    random data by one signaled RDMA WRITE from `req` to `resp`, waits for
+    its completion (and no other) and checks the remote memory."""
+    data = os.urandom(packets * MTU)
     req.mr.write(data, len(data), 0)
     resp.mr.write(bytes(len(data)), len(data), 0)
-    faults(resp.dev, "drop dir=rx class=request qpn=%d psn=%d count=1\n"
-           % (resp.qp.qp_num, START_PSN + 1))
+    faults(dev, rule)
     trace_start()
     wr = SendWR(wr_id=1, opcode=e.IBV_WR_RDMA_WRITE, num_sge=1,
                 sg=[SGE(req.mr.buf, len(data), req.mr.lkey)], send_flags=e.IBV_SEND_SIGNALED)
@@ -180,6 +182,11 @@ def case_gbn(req, resp):
     poll(req.cq, 1)
     nothing_more(req.cq)
     assert resp.mr.read(len(data), 0) == data, "remote memory differs"
+
+
+def case_gbn(req, resp):
+    write_through(req, resp, 4, resp.dev, "drop dir=rx class=request qpn=%d psn=%d count=1\n"
+                  % (resp.qp.qp_num, START_PSN + 1))
     assert fault_counters(resp.dev) == [(2, 1)], fault_counters(resp.dev)
     ev = trace_events({req.qp.qp_num, resp.qp.qp_num})
     d = psn_decisions(ev, resp.qp.qp_num)
@@ -282,18 +289,8 @@ def case_tx_nomem(req, resp):
     and a resend; and under real memory pressure each failed packet is one
     more allocation in a loop with bottom halves off. The retry timer sends
     again from the lost PSN."""
-    data = os.urandom(16 * MTU)
-    req.mr.write(data, len(data), 0)
-    resp.mr.write(bytes(len(data)), len(data), 0)
-    faults(req.dev, "nomem dir=tx class=request qpn=%d count=2\n" % resp.qp.qp_num)
-    trace_start()
-    wr = SendWR(wr_id=1, opcode=e.IBV_WR_RDMA_WRITE, num_sge=1,
-                sg=[SGE(req.mr.buf, len(data), req.mr.lkey)], send_flags=e.IBV_SEND_SIGNALED)
-    wr.set_wr_rdma(resp.mr.rkey, resp.mr.buf)
-    req.qp.post_send(wr)
-    poll(req.cq, 1)
-    nothing_more(req.cq)
-    assert resp.mr.read(len(data), 0) == data, "remote memory differs"
+    write_through(req, resp, 16, req.dev,
+                  "nomem dir=tx class=request qpn=%d count=2\n" % resp.qp.qp_num)
     (matched, acted), = fault_counters(req.dev)
     assert acted == 2, (matched, acted)
     ev = trace_events({req.qp.qp_num, resp.qp.qp_num})
