@@ -26,15 +26,17 @@
 #   drivers (scripts/interop.sh: two guests, one driver each).
 #
 # The time budget: the whole run should end within RXE_TIME_BUDGET
-# seconds of its start (default 4900; 0 means no budget), so that a CI
-# job of 90 minutes passes. Our debug-kernel tests always run, all of
+# seconds of its start (default 4500; 0 means no budget), so that a CI
+# job of 90 minutes passes with room to spare. The production kernel's
+# pass is stopped (its guests time out, their unfinished tests fail) if it
+# runs more than 5 minutes past the budget. Our debug-kernel tests always run, all of
 # them. The production kernel is built (if not cached) in what is left of
 # the budget less its pass's estimate; a build cut short resumes on the
 # next run. If the build or the pass does not fit, their tests are NOTRUN:
 # listed by name, neither passed nor failed.
 set -euo pipefail
 run_start=$(date +%s)
-budget=${RXE_TIME_BUDGET:-4900}
+budget=${RXE_TIME_BUDGET:-4500}
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/scripts/lib.sh"
 cd "$here"
@@ -146,12 +148,14 @@ if [ "${RXE_VM_GUESTS:-2}" -gt 1 ] || [ "${RXE_VM_CPUS:-2}" -lt 2 ]; then
     done
     torun=("${rest[@]}")
 fi
-# Spread them over RXE_VM_GUESTS guests (default 2, one per core of this
-# machine) of one vCPU each, longest first onto the least loaded guest,
-# by the durations of earlier runs ($RXE_CACHE/durations.txt, else
+# Share them among RXE_VM_GUESTS guests (default 2, one per core of this
+# machine) of one vCPU each: every guest is given all of them, longest
+# first by the durations of earlier runs ($RXE_CACHE/durations.txt, else
 # scripts/vm-durations.txt as measured here; else the other driver's
-# duration of the same test, else 60 s; with nothing measured yet, the C
-# tests in one guest and ours in the other). One guest gets 2 vCPUs.
+# duration of the same test, else 60 s), and takes the next one no other
+# guest has claimed (suite.sh --claims) whenever it is free: the guests
+# end within about one test of each other whatever the estimates say,
+# and a guest that dies leaves the tests it did not reach to the others.
 durations=()
 for f in "$here/scripts/vm-durations.txt" "$RXE_CACHE/durations.txt"; do
     [ ! -f "$f" ] || durations+=("$f")
@@ -161,50 +165,25 @@ nguests=${RXE_VM_GUESTS:-2}
 [ "$nguests" -le ${#torun[@]} ] || nguests=${#torun[@]}
 guests=()
 if [ "$nguests" -gt 0 ]; then
-    plan=$(for i in "${!torun[@]}"; do printf '%s\t%s\n' "$i" "${torun[$i]}"; done |
-        awk -F'\t' -v n="$nguests" '
-            FILENAME != "-" { d[$1] = $2; next }
-            {
-                name = $2; est = d[name]
-                if (est == "") { other = name; if (sub(/^c\//, "rust/", other) == 0) sub(/^rust\//, "c/", other); est = d[other] }
-                if (est == "") est = 60; else known++
-                if (name ~ /^c\//) hasc = 1; else hasrust = 1
-                count++; idx[count] = $1; nm[count] = name; e[count] = est
-            }
-            END {
-                # ours first (all of them run), then the C tests (the
-                # budget may leave some out); each longest first, ties in
-                # run order
-                for (i = 1; i <= count; i++) { ord[i] = i; c[i] = (nm[i] ~ /^c\//) }
-                for (i = 2; i <= count; i++) for (j = i; j > 1 && (c[ord[j]] < c[ord[j-1]] || (c[ord[j]] == c[ord[j-1]] && e[ord[j]] > e[ord[j-1]])); j--) { t = ord[j]; ord[j] = ord[j-1]; ord[j-1] = t }
-                for (g = 1; g <= n; g++) load[g] = 0
-                if (!known && n == 2 && hasc && hasrust) {
-                    # Nothing measured yet: the two drivers take about as long.
-                    for (i = 1; i <= count; i++) print (nm[i] ~ /^c\// ? 1 : 2) "\t" idx[i] "\t" nm[i] "\t" e[i]
-                    exit
-                }
-                for (k = 1; k <= count; k++) {
-                    i = ord[k]; best = 1
-                    for (g = 2; g <= n; g++) if (load[g] < load[best]) best = g
-                    load[best] += e[i]; print best "\t" idx[i] "\t" nm[i] "\t" e[i]
-                }
-            }' "${durations[@]}" - | sort -t$'\t' -k1,1n -k2,2n)
+    # NAME<tab>ESTIMATE, longest first (ties in run order).
+    order=$(for n in "${torun[@]}"; do printf '%s\t%s\n' "$n" "$(estimate "$n")"; done | sort -s -t$'\t' -k2,2nr)
+    cut -f1 <<< "$order" > "$logdir/order.txt"
+    est=$(awk -F'\t' -v n="$nguests" '{ s += $2 } END { print int(s / n) }' <<< "$order")
+    rm -rf "$logdir/claims"
+    mkdir -p "$logdir/claims"
     cpus=1
     [ "$nguests" -gt 1 ] || cpus=2
     cpus=${RXE_VM_CPUS:-$cpus}
+    # A guest that runs far over its estimate is stopped (a hang fails by
+    # name instead of the job timing out).
+    vm_timeout=${RXE_VM_TIMEOUT:-$((est * 3 / 2 + 900))}
+    echo "vm: ${#torun[@]} tests shared by $nguests guests of $cpus vCPU, longest first, estimate $((est / 60)) min each (earlier runs; 60 s if unmeasured)"
     pids=()
     for g in $(seq 1 "$nguests"); do
-        mapfile -t mine < <(awk -F'\t' -v g="$g" '$1 == g { print $3 }' <<< "$plan")
-        [ ${#mine[@]} -gt 0 ] || continue
-        est=$(awk -F'\t' -v g="$g" '$1 == g { s += $4 } END { print s }' <<< "$plan")
         guests+=("g$g")
-        echo "vm: guest g$g ($cpus vCPU): ${#mine[@]} tests, estimate $((est / 60)) min (earlier runs; 60 s if unmeasured): ${mine[*]}"
-        # A guest that runs far over its estimate is stopped (a hang
-        # fails by name instead of the job timing out).
-        vm_timeout=${RXE_VM_TIMEOUT:-$((est * 3 / 2 + 900))}
         timed RXE_VM_QUIET=1 RXE_VM_CPUS=$cpus RXE_VM_TAG="g$g" RXE_VM_TIMEOUT="$vm_timeout" "$here/scripts/vm.sh" "$logdir" "$suite" \
-            --only rust --results "$logdir/results-g$g.txt" "$(anchored "${mine[@]}")" \
-            > "$logdir/vm-g$g.out" 2>&1 &
+            --only rust --results "$logdir/results-g$g.txt" --order "$logdir/order.txt" --claims "$logdir/claims" \
+            "$(anchored "${torun[@]}")" > "$logdir/vm-g$g.out" 2>&1 &
         pids+=($!)
     done
     echo "vm: progress in $logdir/guest-g*.log"
@@ -355,6 +334,17 @@ else
         done
     else
         prod_start=$(date +%s)
+        # cap_timeout SECONDS: SECONDS, or less if that would end past
+        # the budget's end plus 5 minutes.
+        cap_timeout() {
+            local t=$1 room
+            if [ "$budget" != 0 ]; then
+                room=$((run_start + budget + 300 - $(date +%s)))
+                [ "$room" -gt 60 ] || room=60
+                [ "$t" -le "$room" ] || t=$room
+            fi
+            echo "$t"
+        }
         rm -rf "$prod_dir"
         prod_kdir=$(readlink -f "$RXE_CACHE/kernel-bench")
         mkdir -p "$prod_dir/kmod"
@@ -365,7 +355,7 @@ else
             { cat "$logdir/module-bench.log"; exit 1; }
         if [ ${#prod_want[@]} -gt 0 ]; then
             timed KDIR="$prod_kdir" RXE_KO="$prod_ko" RXE_VM_QUIET=1 RXE_VM_CPUS=2 RXE_VM_TAG=prod \
-                RXE_VM_TIMEOUT="${RXE_VM_TIMEOUT:-$((prod_est * 3 + 600))}" "$here/scripts/vm.sh" "$prod_dir" "$suite" \
+                RXE_VM_TIMEOUT="${RXE_VM_TIMEOUT:-$(cap_timeout $((prod_est * 3 + 600)))}" "$here/scripts/vm.sh" "$prod_dir" "$suite" \
                 --only rust --only c --results "$prod_dir/results-prod.txt" "$(anchored "${prod_want[@]}")" \
                 > "$prod_dir/vm-prod.out" 2>&1 || true
             cat "$prod_dir/guest-prod.log" "$prod_dir/vm-prod.out" 2>/dev/null || true
@@ -388,7 +378,7 @@ else
         # virtual wire, each side in turn the server.
         if [ ${#want_interop[@]} -gt 0 ]; then
             echo "---- interop (scripts/interop.sh: ${#want_interop[@]} cases)"
-            KDIR="$prod_kdir" RXE_KO="$prod_ko" RXE_VM_TIMEOUT="${RXE_VM_TIMEOUT:-$((prod_est * 2 + 600))}" \
+            KDIR="$prod_kdir" RXE_KO="$prod_ko" RXE_VM_TIMEOUT="${RXE_VM_TIMEOUT:-$(cap_timeout $((prod_est * 2 + 600)))}" \
                 "$here/scripts/interop.sh" --pattern "$pattern" --results "$logdir/results-interop.txt" \
                 "$logdir/interop" || true
         fi

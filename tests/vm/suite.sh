@@ -4,7 +4,8 @@
 # rdma_rxe (to show each test is right), then against ours; then the
 # comparisons between the two. Ends with "N passed, N failed".
 #
-#   suite.sh [--only c|rust|compare]... [--results FILE] [--list] [PATTERN]
+#   suite.sh [--only c|rust|compare]... [--results FILE] [--list]
+#            [--order FILE] [--claims DIR] [PATTERN]
 #
 # PATTERN (a regex on test names, default all) selects the tests; one that
 # selects none fails the run. --only runs only the given phases (default:
@@ -13,6 +14,12 @@
 # one line per test: "PASS|FAIL|SKIP<tab>name<tab>seconds<tab>why"
 # (scripts/test.sh adds NOTRUN: a pass the time budget left out).
 # --list prints the names of the selected tests and runs nothing.
+# --order FILE runs the selected tests named in FILE (one per line) first,
+# in its order, then the others. --claims DIR shares the tests among
+# guests that run the same selection: a guest runs a test only if it is
+# the one that creates DIR/NAME (mkdir is atomic on the host's file
+# system), so each guest takes the next unclaimed test when it is free
+# and all end within about one test of each other.
 #
 # What fails a test, besides its exit status (0 passes, 4 is a skip: a skip
 # on our driver fails): the kernel log written while it ran (from a marker
@@ -28,11 +35,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 RXE_REPO=${RXE_REPO:-$(cd "$here/../.." && pwd)}
 export RXE_REPO RXE_LOGDIR
 
-phases=() list=false results=
+phases=() list=false results= order= claims=
 while [ $# -gt 0 ]; do
     case $1 in
         --only) phases+=("$2"); shift 2 ;;
         --results) results=$2; shift 2 ;;
+        --order) order=$2; shift 2 ;;
+        --claims) claims=$2; shift 2 ;;
         --list) list=true; shift ;;
         --) shift; break ;;
         -*) echo "suite.sh: unknown option $1" >&2; exit 2 ;;
@@ -67,6 +76,21 @@ selected() {
             for t in "$here"/cmp_*.sh; do t=${t##*/}; all+=("compare/${t%.sh}"); done ;;
         *) echo "suite.sh: unknown phase $1" >&2; exit 2 ;;
     esac
+    if [ -n "$order" ]; then
+        # The names FILE orders first, then the rest in their own order
+        # (no process per name: a process costs about a second under TCG).
+        local -A known=() done=()
+        local ordered=()
+        for n in "${all[@]}"; do known[$n]=1; done
+        while read -r n; do
+            [ -n "${known[$n]:-}" ] && [ -z "${done[$n]:-}" ] || continue
+            ordered+=("$n"); done[$n]=1
+        done < "$order"
+        for n in "${all[@]}"; do
+            [ -n "${done[$n]:-}" ] || ordered+=("$n")
+        done
+        all=("${ordered[@]}")
+    fi
     for n in "${all[@]}"; do
         [[ $n =~ $pattern ]] && sel+=("$n")
     done
@@ -228,6 +252,11 @@ run_driver() { # driver
     fi
     unload_failed=false
     for name in "${sel[@]}"; do
+        # Another guest took it (--claims).
+        if [ -n "$claims" ] && [[ $name != */driver-selected ]] &&
+            ! mkdir "$claims/${name//\//_}" 2>/dev/null; then
+            continue
+        fi
         if [ -n "$blocked" ]; then
             record "$name" FAIL "" "not run: $blocked"
             continue
