@@ -95,13 +95,21 @@ class Pair:
         return mw
 
     def close(self):
-        """Windows first, then the region they are bound to (once)."""
+        """Windows first, then the region they are bound to, then each
+        end's context with all it holds (once). Left to the interpreter's
+        exit, the ends were freed by its collector, which can clear a
+        pyverbs PD's WeakSet of children before the PD's own __dealloc__
+        reads it: on 2026-12-04 c/t_mw passed every case and then died of
+        a segmentation fault after "Exception ignored in
+        PD.__dealloc__ ... no attribute '_pending_removals'"."""
         if self.closed:
             return
         self.closed = True
         for mw in self.windows:
             mw.close()
         self.region.close()
+        for end in (self.b, self.a):
+            end.ctx.close()
 
     def bind_type1(self, mw, off, n, access):
         info = MWBindInfo(self.region, self.region.buf + off, n, access)
