@@ -178,7 +178,11 @@ for f in "$here/scripts/vm-durations.txt" "$RXE_CACHE/durations.txt"; do
 done
 nguests=${RXE_VM_GUESTS:-2}
 [ ${#torun[@]} -gt 0 ] || nguests=0
-[ "$nguests" -le ${#torun[@]} ] || nguests=${#torun[@]}
+# No more guests than tests to share (each guest runs driver-selected).
+ntests=0
+for n in "${torun[@]}"; do [[ $n == */driver-selected ]] || ntests=$((ntests + 1)); done
+[ "$ntests" -gt 0 ] || ntests=1
+[ "$nguests" -le "$ntests" ] || nguests=$ntests
 guests=()
 if [ "$nguests" -gt 0 ]; then
     # NAME<tab>ESTIMATE, longest first (ties in run order).
