@@ -197,7 +197,7 @@ if [ "$nguests" -gt 0 ]; then
     # A guest that runs far over its estimate is stopped (a hang fails by
     # name instead of the job timing out).
     vm_timeout=${RXE_VM_TIMEOUT:-$((est * 3 / 2 + 900))}
-    echo "vm: ${#torun[@]} tests shared by $nguests guests of $cpus vCPU, longest first, estimate $((est / 60)) min each (earlier runs; 60 s if unmeasured)"
+    echo "vm: $ntests tests shared by $nguests guest(s) of $cpus vCPU, longest first, estimate $((est / 60)) min each (earlier runs; 60 s if unmeasured)"
     pids=()
     for g in $(seq 1 "$nguests"); do
         guests+=("g$g")
