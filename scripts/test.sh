@@ -272,6 +272,14 @@ for f in "$logdir"/results-[gs]*.txt; do
     done < <(cat "$f")
 done
 
+# A test is one guest's (suite.sh --claims): one run by two guests means
+# the claims did not hold, and fails the run by name.
+if [ ${#guests[@]} -gt 1 ]; then
+    { awk -F'\t' '$2 !~ /\/driver-selected$/ { n[$2]++ } END { for (t in n) if (n[t] > 1) print t }' \
+        "$logdir"/results-[gs]*.txt 2>/dev/null || true; } | while read -r t; do
+        extra "vm-claims/$t" "run by more than one guest: the claims of suite.sh --claims did not hold"
+    done
+fi
 # Each guest checks the driver it loads: name all but the first check of
 # a driver by its guest, so that every name is one verdict.
 if [ ${#guests[@]} -gt 1 ]; then
