@@ -15,6 +15,7 @@
 #   RXE_BENCH_ITERS=1000         iterations per run (at 64 KiB; the
 #                                same bytes at the other sizes)
 #   RXE_BENCH_SIZES="64 4096 65536 1048576"  bandwidth message sizes
+#   RXE_BENCH_PARTS="write_bw read_bw send_bw scaling latency"  what to run
 #   RXE_BENCH_KERNEL=bench       the kernel to boot: "bench" (default), the
 #                                benchmark kernel without debug options
 #                                (scripts/build-kernel.sh bench, built
@@ -37,7 +38,8 @@ bench_kernel "$kernel" "$logdir" || exit
 
 # shellcheck disable=SC2086
 "$here/scripts/vm.sh" "$logdir" "$here/tests/vm/bench_guest.sh" -n "$iters" \
-    -s "${RXE_BENCH_SIZES:-64 4096 65536 1048576}" $drivers
+    -s "${RXE_BENCH_SIZES:-64 4096 65536 1048576}" \
+    -p "${RXE_BENCH_PARTS:-write_bw read_bw send_bw scaling latency}" $drivers
 vm_rc=$?
 
 value() { # DRIVER METRIC

@@ -11,12 +11,16 @@
 # ("n/a" if a run failed or timed out). A benchmark, not a test: it does not
 # judge the numbers, and ends 0 unless it could not set up at all.
 #
-#   bench_guest.sh [-n ITERS] [-s "SIZE..."] DRIVER...      DRIVER: c or rust
+#   bench_guest.sh [-n ITERS] [-s "SIZE..."] [-p "PART..."] DRIVER...
+#   DRIVER: c or rust; PART (default all): write_bw read_bw send_bw
+#   scaling latency
 iters=1000 sizes="64 4096 65536 1048576"
+parts="write_bw read_bw send_bw scaling latency"
 while [ $# -gt 0 ]; do
     case $1 in
         -n) iters=$2; shift 2 ;;
         -s) sizes=$2; shift 2 ;;
+        -p) parts=$2; shift 2 ;;
         *) break ;;
     esac
 done
@@ -124,6 +128,12 @@ iters_for() {
 }
 lat_iters=$iters
 
+# wanted PART: whether PART is among the parts asked for.
+wanted() {
+    case " $parts " in *" $1 "*) return 0 ;; esac
+    return 1
+}
+
 for driver in "$@"; do
     out=$RXE_LOGDIR/bench-$driver.txt
     : > "$out"
@@ -143,30 +153,34 @@ for driver in "$@"; do
     fi
     start=$SECONDS
     for op in write_bw read_bw send_bw; do
+        wanted "$op" || continue
         for size in $sizes; do
             bw "$op" "$size" "$(iters_for "$size")"
         done
     done
     # Scaling: more QPs in one pair, then two pairs at once (each its own
     # processes; the sum is what the two moved together).
-    for q in 2 4 16; do
-        BW_TAG=_q$q BW_QPS=$q bw write_bw 65536 "$(( $(iters_for 65536) / q + 1 ))" -q $q
-    done
-    b0=$(busy)
-    PORT=19901 perf write_bw_65536_pairA ib_write_bw -s 65536 -n "$(iters_for 65536)" > /tmp/pairA.out &
-    pa=$!
-    sleep 1
-    PORT=19902 perf write_bw_65536_pairB ib_write_bw -s 65536 -n "$(iters_for 65536)" > /tmp/pairB.out
-    wait $pa
-    b1=$(busy)
-    cat /tmp/pairA.out /tmp/pairB.out
-    sum=$(cat "$RXE_LOGDIR/bench-$driver-write_bw_65536_pairA.log" "$RXE_LOGDIR/bench-$driver-write_bw_65536_pairB.log" |
-        awk '$1 == 65536 && $2 ~ /^[0-9]+$/ { s += $4; n++ } END { if (n == 2) printf "%.2f", s; else print "n/a" }')
-    echo "write_bw_65536_2pairs_sum_avg_MBps $sum" >> "$out"
-    awk -v t=$((b1 - b0)) -v hz="$(getconf CLK_TCK)" -v bytes="$((65536 * $(iters_for 65536) * 2))" \
-        'BEGIN { printf "write_bw_65536_2pairs_cpu_s_per_GB %.2f\n", t / hz / (bytes / 1e9) }' >> "$out"
-    # Loopback: both ends on rxe0.
-    LOOPBACK=1 BW_TAG=_loopback bw write_bw 65536 "$(iters_for 65536)"
+    if wanted scaling; then
+        for q in 2 4 16; do
+            BW_TAG=_q$q BW_QPS=$q bw write_bw 65536 "$(( $(iters_for 65536) / q + 1 ))" -q $q
+        done
+        b0=$(busy)
+        PORT=19901 perf write_bw_65536_pairA ib_write_bw -s 65536 -n "$(iters_for 65536)" > /tmp/pairA.out &
+        pa=$!
+        sleep 1
+        PORT=19902 perf write_bw_65536_pairB ib_write_bw -s 65536 -n "$(iters_for 65536)" > /tmp/pairB.out
+        wait $pa
+        b1=$(busy)
+        cat /tmp/pairA.out /tmp/pairB.out
+        sum=$(cat "$RXE_LOGDIR/bench-$driver-write_bw_65536_pairA.log" "$RXE_LOGDIR/bench-$driver-write_bw_65536_pairB.log" |
+            awk '$1 == 65536 && $2 ~ /^[0-9]+$/ { s += $4; n++ } END { if (n == 2) printf "%.2f", s; else print "n/a" }')
+        echo "write_bw_65536_2pairs_sum_avg_MBps $sum" >> "$out"
+        awk -v t=$((b1 - b0)) -v hz="$(getconf CLK_TCK)" -v bytes="$((65536 * $(iters_for 65536) * 2))" \
+            'BEGIN { printf "write_bw_65536_2pairs_cpu_s_per_GB %.2f\n", t / hz / (bytes / 1e9) }' >> "$out"
+        # Loopback: both ends on rxe0.
+        LOOPBACK=1 BW_TAG=_loopback bw write_bw 65536 "$(iters_for 65536)"
+    fi
+    wanted latency &&
     for op in send_lat write_lat read_lat; do
         for size in 2 4096; do
             lat "$op" "$size"
