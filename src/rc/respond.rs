@@ -506,9 +506,11 @@ fn run(
             write_with_imm,
             status,
         } => {
-            let Some(wqe) = inner.rc.recv.take() else {
+            // Only the id is needed: the 536-byte WQE is not moved out.
+            let Some(wr_id) = inner.rc.recv.as_ref().map(|w| w.wr_id) else {
                 return;
             };
+            inner.rc.recv = None;
             let mut failed = inner.rc.recv_failed.take();
             // SEND_WITH_INV: the named region is invalidated once the
             // message is placed, before its completion (rxe's `execute`).
@@ -530,10 +532,10 @@ fn run(
                         (None, None) => CqeEx::None,
                     };
                     rxe.counters.inc(Counter::RdmaRecvs);
-                    Cqe::recv(wqe.wr_id, qp.body.qpn, write_with_imm, len, ex, 0, 1)
+                    Cqe::recv(wr_id, qp.body.qpn, write_with_imm, len, ex, 0, 1)
                 }
-                (CompletionStatus::Success, Some(f)) => Cqe::recv_error(wqe.wr_id, qp.body.qpn, f),
-                (s, _) => Cqe::recv_error(wqe.wr_id, qp.body.qpn, wc_status(s)),
+                (CompletionStatus::Success, Some(f)) => Cqe::recv_error(wr_id, qp.body.qpn, f),
+                (s, _) => Cqe::recv_error(wr_id, qp.body.qpn, wc_status(s)),
             };
             if !super::post_recv_cqe(rxe, qp, &cqe, pkt.bth.se, Some(inner.attrs.av.network)) {
                 // The completion is lost: the QP fails without ACKing the

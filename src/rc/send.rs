@@ -13,7 +13,7 @@ use super::{
 use crate::{
     abi::{
         cqe::Completion as Cqe,
-        send_wqe::{Origin, SendLimits, SendOp, SendWqe as PostedWqe, SendWqeError},
+        send_wqe::{Origin, SendLimits, SendOp, SendWqe as PostedWqe},
         values::{send_flags, QpType as AbiQpType, WcStatus, WrOpcode},
     },
     counters::Counter,
@@ -178,25 +178,34 @@ fn take_wqes(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
             return;
         };
         let id = inner.rc.next_id;
-        let checked = PostedWqe::read_from(&qp.body.sq_buf, off, &limits)
-            .map_err(|e: SendWqeError| (qp.body.sq_slot_wr_id(off), WrOpcode::Send, e.wc_status()))
-            .and_then(|w| {
+        // The WQE (592 bytes) is read once and then only borrowed until it
+        // is moved into its slot: under TCG each copy of it costs about a
+        // microsecond.
+        let read = PostedWqe::read_from(&qp.body.sq_buf, off, &limits);
+        let checked = match &read {
+            Err(e) => Err((qp.body.sq_slot_wr_id(off), WrOpcode::Send, e.wc_status())),
+            Ok(w) => {
                 let write = matches!(
                     w.opcode,
                     WrOpcode::RdmaRead | WrOpcode::AtomicCmpAndSwp | WrOpcode::AtomicFetchAndAdd
                 );
-                memory::check_sges(rxe, pd, &w, write)
-                    .map_err(|_| (w.wr_id, w.opcode, WcStatus::LocProtErr))?;
-                match requester_wqe(id, &w) {
-                    Ok(rw) => Ok(Ok((w, rw))),
-                    Err(NotTransport::Local) => Ok(Err(w)),
-                    Err(NotTransport::Unsupported) => {
-                        Err((w.wr_id, w.opcode, WcStatus::LocQpOpErr))
-                    }
+                match memory::check_sges(rxe, pd, w, write) {
+                    Err(_) => Err((w.wr_id, w.opcode, WcStatus::LocProtErr)),
+                    Ok(()) => match requester_wqe(id, w) {
+                        Ok(rw) => Ok(Some(rw)),
+                        Err(NotTransport::Local) => Ok(None),
+                        Err(NotTransport::Unsupported) => {
+                            Err((w.wr_id, w.opcode, WcStatus::LocQpOpErr))
+                        }
+                    },
                 }
-            });
+            }
+        };
         match checked {
-            Ok(Err(local)) => {
+            Ok(None) => {
+                let Ok(local) = &read else {
+                    return;
+                };
                 if inner.rc.requester.outstanding_wqes() > 0 {
                     // A local operation runs once everything before it has
                     // completed: the local invalidate fence (IBA 10.6.5.1)
@@ -205,7 +214,7 @@ fn take_wqes(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
                     // effect and completions stay in order.
                     return;
                 }
-                let status = local_operation(rxe, qp.key_user(), &local);
+                let status = local_operation(rxe, qp.key_user(), local);
                 // Not taken: the slot is the ring's oldest.
                 inner.sq.advance(&qp.body.sq_buf);
                 if status != WcStatus::Success || local.signaled(qp.body.sq_sig_all) {
@@ -217,7 +226,10 @@ fn take_wqes(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
                     return;
                 }
             }
-            Ok(Ok((w, rw))) => {
+            Ok(Some(rw)) => {
+                let Ok(w) = read else {
+                    return;
+                };
                 if w.fenced() && inner.rc.requester.outstanding_wqes() > 0 {
                     // IB_SEND_FENCE (IBA 10.8.3.3): wait for earlier READ
                     // and atomic requests; here for all earlier requests.
@@ -414,7 +426,10 @@ fn run(
     let pd = qp.ibqp.pd_id();
     match *action {
         RequesterAction::Transmit(tx) => {
-            let Some(wqe) = inner.rc.posted(tx.wqe_id).copied() else {
+            // Borrowed, not copied: a WQE is 592 bytes, and a copy per
+            // packet cost as much copying as half the payload of a
+            // full-MTU packet.
+            let Some(wqe) = inner.rc.posted(tx.wqe_id) else {
                 return Built::Yes;
             };
             let h = &tx.header;
@@ -448,7 +463,7 @@ fn run(
             };
             let len = h.payload_len as usize;
             let sent = path.emit(rxe, out, &bth, &ext, len, |buf| {
-                memory::gather(rxe, pd, &wqe, tx.payload_offset, buf).map_err(|_| ())
+                memory::gather(rxe, pd, wqe, tx.payload_offset, buf).map_err(|_| ())
             });
             match sent {
                 Ok(()) => trace::req_tx(qp.body.qpn, h.psn, opcode.as_u8(), tx.retransmit),
@@ -464,7 +479,7 @@ fn run(
             offset,
             len,
         } => {
-            let Some(wqe) = inner.rc.posted(wqe_id).copied() else {
+            let Some(wqe) = inner.rc.posted(wqe_id) else {
                 return Built::Yes;
             };
             let data = payload.and_then(|p| p.get(..len as usize));
@@ -481,22 +496,29 @@ fn run(
         RequesterAction::Complete(c) => {
             let rc: &mut RcState = &mut inner.rc;
             let slot = (c.wqe_id % SQ_WINDOW as u64) as usize;
-            let Some(wqe) = rc.posted.get_mut(slot).and_then(Option::take) else {
+            let Some(posted) = rc.posted.get_mut(slot) else {
                 return Built::Yes;
             };
-            rc.taken = rc.taken.saturating_sub(1);
+            // What the completion needs, read in place; the slot is then
+            // emptied without moving the WQE out.
+            let Some(wqe) = posted.as_ref() else {
+                return Built::Yes;
+            };
+            let (wr_id, opcode, flags) = (wqe.wr_id, wqe.opcode, wqe.send_flags);
             if let (Some(orig), crate::abi::send_wqe::Payload::Sges(sges)) =
                 (c.atomic_orig, &wqe.payload)
             {
                 let _ = memory::scatter(rxe, pd, sges, 0, &orig.to_ne_bytes());
             }
+            *posted = None;
+            rc.taken = rc.taken.saturating_sub(1);
             let signaled = qp.body.sq_sig_all
-                || wqe.send_flags & send_flags::SIGNALED != 0
+                || flags & send_flags::SIGNALED != 0
                 || c.status != crate::proto::transport::CompletionStatus::Success;
             let success = c.status == crate::proto::transport::CompletionStatus::Success;
             if success
                 && matches!(
-                    wqe.opcode,
+                    opcode,
                     WrOpcode::Send | WrOpcode::SendWithImm | WrOpcode::SendWithInv
                 )
             {
@@ -512,13 +534,7 @@ fn run(
             let rewound = inner.sq.checked_producer(&qp.body.sq_buf).is_err();
             inner.sq.release_taken(&qp.body.sq_buf);
             if signaled {
-                let cqe = Cqe::send(
-                    wqe.wr_id,
-                    qp.body.qpn,
-                    wc_status(c.status),
-                    wqe.opcode,
-                    c.byte_len,
-                );
+                let cqe = Cqe::send(wr_id, qp.body.qpn, wc_status(c.status), opcode, c.byte_len);
                 super::post_send_cqe(rxe, qp, &cqe);
             }
             if rewound {
