@@ -40,6 +40,7 @@ use crate::{
         cq::Udata,
         qp::{transition_ok, IbQp, TxLink},
         queue::QueueBuf,
+        skb::RouteCache,
         table::{Counted, UseCount},
         timer::Timer,
         work::TxWork,
@@ -174,6 +175,9 @@ pub(crate) struct QpInner {
     pub(crate) rq: Option<WorkQueue>,
     /// UDP source port of the QP's packets.
     pub(crate) src_port: u16,
+    /// The routes of an RC or UC QP's packets, cached per CPU (reset when
+    /// `modify_qp` sets a new path).
+    pub(crate) routes: RouteCache,
     /// The data path (requester, responder, private WQE copies).
     pub(crate) rc: KBox<RcState>,
 }
@@ -336,7 +340,10 @@ pub(crate) fn create(
     };
     let src_port = udp_source_port(0, qpn, 0);
     let sq_sig_all = req.sq_sig_all;
-    let (rc, tx_link) = match RcState::new(qp_type).and_then(|rc| Ok((rc, TxLink::new()?))) {
+    let made = RcState::new(qp_type)
+        .and_then(|rc| Ok((rc, TxLink::new()?)))
+        .and_then(|(rc, link)| Ok((rc, link, RouteCache::new()?)));
+    let (rc, tx_link, routes) = match made {
         Ok(made) => made,
         Err(e) => {
             rxe.qps.unreserve(qpn);
@@ -361,6 +368,7 @@ pub(crate) fn create(
                 sq: sq_ring,
                 rq,
                 src_port,
+                routes,
                 rc,
             },
             "RxeQp::state"
@@ -502,6 +510,7 @@ impl RxeQp {
         inner.attrs.apply(req);
         if req.mask & crate::proto::qp_attr::mask::AV != 0 {
             inner.src_port = udp_source_port(req.av.flow_label, body.qpn, inner.attrs.dest_qpn);
+            inner.routes.reset();
         }
         body.set_post_state(inner.attrs.state);
         if req.mask & crate::proto::qp_attr::mask::STATE != 0 && inner.attrs.state == QpState::Reset

@@ -15,6 +15,7 @@
 #include <net/ipv6.h>
 #include <net/addrconf.h>
 #include <net/route.h>
+#include <net/dst_cache.h>
 #include <net/ip6_route.h>
 #include <linux/inetdevice.h>
 #include <linux/timer.h>
@@ -306,22 +307,58 @@ static void rxe_glue_push_udp(struct sk_buff *skb, u16 sport)
 	uh->check = 0;
 }
 
+struct dst_cache *rxe_glue_route_cache_new(void)
+{
+	struct dst_cache *cache = kzalloc(sizeof(*cache), GFP_KERNEL);
+
+	if (cache && dst_cache_init(cache, GFP_KERNEL)) {
+		kfree(cache);
+		cache = NULL;
+	}
+	return cache;
+}
+
+void rxe_glue_route_cache_reset(struct dst_cache *cache)
+{
+	dst_cache_reset(cache);
+}
+
+void rxe_glue_route_cache_free(struct dst_cache *cache)
+{
+	dst_cache_destroy(cache);
+	kfree(cache);
+}
+
 int rxe_glue_tx_route4(struct sk_buff *skb, struct net_device *ndev, const u8 *saddr,
-		       const u8 *daddr, u8 tos, u8 ttl, u16 sport, u8 **iphp)
+		       const u8 *daddr, u8 tos, u8 ttl, u16 sport, u8 **iphp,
+		       struct dst_cache *cache)
 {
 	struct net *net = dev_net(ndev);
 	struct flowi4 fl = {
 		.flowi4_oif = ndev->ifindex,
 		.flowi4_proto = IPPROTO_UDP,
 	};
-	struct rtable *rt;
+	struct rtable *rt = NULL;
 	struct iphdr *iph;
 
 	memcpy(&fl.daddr, daddr, 4);
 	memcpy(&fl.saddr, saddr, 4);
-	rt = ip_route_output_key(net, &fl);
-	if (IS_ERR(rt))
-		return PTR_ERR(rt);
+	if (cache) {
+		__be32 cached_saddr;
+
+		rt = dst_cache_get_ip4(cache, &cached_saddr);
+		if (rt && cached_saddr != fl.saddr) {
+			ip_rt_put(rt);
+			rt = NULL;
+		}
+	}
+	if (!rt) {
+		rt = ip_route_output_key(net, &fl);
+		if (IS_ERR(rt))
+			return PTR_ERR(rt);
+		if (cache)
+			dst_cache_set_ip4(cache, &rt->dst, fl.saddr);
+	}
 	skb_dst_set(skb, &rt->dst);
 	rxe_glue_push_udp(skb, sport);
 	__skb_push(skb, sizeof(*iph));
@@ -345,21 +382,35 @@ int rxe_glue_tx_route4(struct sk_buff *skb, struct net_device *ndev, const u8 *s
 }
 
 int rxe_glue_tx_route6(struct sk_buff *skb, struct net_device *ndev, const u8 *saddr,
-		       const u8 *daddr, u8 tclass, u8 hop_limit, u16 sport, u8 **iphp)
+		       const u8 *daddr, u8 tclass, u8 hop_limit, u16 sport, u8 **iphp,
+		       struct dst_cache *cache)
 {
 	struct net *net = dev_net(ndev);
 	struct flowi6 fl6 = {
 		.flowi6_oif = ndev->ifindex,
 		.flowi6_proto = IPPROTO_UDP,
 	};
-	struct dst_entry *dst;
+	struct dst_entry *dst = NULL;
 	struct ipv6hdr *ip6h;
 
 	memcpy(&fl6.daddr, daddr, 16);
 	memcpy(&fl6.saddr, saddr, 16);
-	dst = ip6_dst_lookup_flow(net, NULL, &fl6, NULL);
-	if (IS_ERR(dst))
-		return PTR_ERR(dst);
+	if (cache) {
+		struct in6_addr cached_saddr;
+
+		dst = dst_cache_get_ip6(cache, &cached_saddr);
+		if (dst && !ipv6_addr_equal(&cached_saddr, &fl6.saddr)) {
+			dst_release(dst);
+			dst = NULL;
+		}
+	}
+	if (!dst) {
+		dst = ip6_dst_lookup_flow(net, NULL, &fl6, NULL);
+		if (IS_ERR(dst))
+			return PTR_ERR(dst);
+		if (cache)
+			dst_cache_set_ip6(cache, dst, &fl6.saddr);
+	}
 	skb_dst_set(skb, dst);
 	rxe_glue_push_udp(skb, sport);
 	__skb_push(skb, sizeof(*ip6h));

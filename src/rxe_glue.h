@@ -135,12 +135,27 @@ int rxe_glue_gid_attr_network_type(const struct ib_gid_attr *attr);
  * owns the skb and frees it with rxe_glue_kfree_skb().
  */
 struct sk_buff *rxe_glue_tx_alloc(struct net_device *ndev, bool ipv6, unsigned int len, u8 **data);
-/* Routes @skb out of @ndev and pushes UDP (checksum 0) and IPv4 headers (DF, ID chosen). */
+/*
+ * A connected QP's routes, one per CPU (struct dst_cache, as UDP tunnels
+ * keep theirs): NULL if out of memory. Used with bottom halves off, by one
+ * context at a time (the QP's lock); reset when the QP's path changes.
+ */
+struct dst_cache;
+struct dst_cache *rxe_glue_route_cache_new(void);
+void rxe_glue_route_cache_reset(struct dst_cache *cache);
+void rxe_glue_route_cache_free(struct dst_cache *cache);
+/*
+ * Routes @skb out of @ndev and pushes UDP (checksum 0) and IPv4 headers (DF,
+ * ID chosen). With a @cache (NULL for none), a route cached there for the
+ * same source address and still valid is used, and a new one is cached.
+ */
 int rxe_glue_tx_route4(struct sk_buff *skb, struct net_device *ndev, const u8 *saddr,
-		       const u8 *daddr, u8 tos, u8 ttl, u16 sport, u8 **iph);
+		       const u8 *daddr, u8 tos, u8 ttl, u16 sport, u8 **iph,
+		       struct dst_cache *cache);
 /* Same for IPv6 (flow label 0). */
 int rxe_glue_tx_route6(struct sk_buff *skb, struct net_device *ndev, const u8 *saddr,
-		       const u8 *daddr, u8 tclass, u8 hop_limit, u16 sport, u8 **iph);
+		       const u8 *daddr, u8 tclass, u8 hop_limit, u16 sport, u8 **iph,
+		       struct dst_cache *cache);
 /*
  * Sends @skb and consumes it. A packet whose route ends in this host (its
  * dst device is the loopback device: to the port's own address, or another

@@ -451,7 +451,7 @@ fn run(
                         | WrOpcode::SendWithInv
                         | WrOpcode::RdmaWriteWithImm
                 );
-            let path = Path::new(ndev, &inner.attrs, inner.src_port);
+            let path = Path::new(ndev, &inner.attrs, inner.src_port, &inner.routes);
             let bth = path.bth(opcode, h.psn, h.ack_req, solicited_op && h.position.ends());
             let ext = ExtHeaders {
                 reth: h.reth_header(),

@@ -23,7 +23,7 @@ use crate::{
     sys::{
         crc::KernelCrc32,
         net::NetDevice,
-        skb::{Route, TxSkb, IPV6_HDR_LEN},
+        skb::{Route, RouteCache, TxSkb, IPV6_HDR_LEN},
     },
 };
 use kernel::prelude::*;
@@ -157,9 +157,17 @@ pub(crate) struct Path<'a> {
 }
 
 impl<'a> Path<'a> {
-    /// The QP's primary path out of `ndev`.
-    pub(crate) fn new(ndev: &'a NetDevice, attrs: &'a QpAttrs, src_port: u16) -> Path<'a> {
-        Path::to(ndev, &attrs.av, src_port, attrs.dest_qpn)
+    /// The connected QP's primary path out of `ndev`, its routes cached
+    /// in `routes`.
+    pub(crate) fn new(
+        ndev: &'a NetDevice,
+        attrs: &'a QpAttrs,
+        src_port: u16,
+        routes: &'a RouteCache,
+    ) -> Path<'a> {
+        let mut path = Path::to(ndev, &attrs.av, src_port, attrs.dest_qpn);
+        path.route.cache = Some(routes);
+        path
     }
 
     /// A path to QP `dest_qp` at `av` (an address handle's, for UD).
@@ -178,6 +186,7 @@ impl<'a> Path<'a> {
                 traffic_class: av.traffic_class,
                 hop_limit: av.hop_limit,
                 src_port,
+                cache: None,
             },
             dest_qp,
         }

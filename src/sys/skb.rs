@@ -33,6 +33,57 @@ pub(crate) struct Route<'a> {
     pub(crate) hop_limit: u8,
     /// UDP source port.
     pub(crate) src_port: u16,
+    /// The connected QP's cached routes (`None`: look the route up).
+    pub(crate) cache: Option<&'a RouteCache>,
+}
+
+/// A connected QP's routes, cached per CPU (a kernel `struct dst_cache`,
+/// as UDP tunnels keep theirs): a packet reuses its CPU's cached route
+/// while it is valid (the kernel invalidates it when routes change) and
+/// from the same source address, instead of a route lookup per packet.
+///
+/// # Invariants
+///
+/// `cache` came from `rxe_glue_route_cache_new` and is freed once, on
+/// drop; it is used by one context at a time with bottom halves off: the
+/// owner keeps it under the QP's lock.
+pub(crate) struct RouteCache {
+    cache: NonNull<bindings::dst_cache>,
+}
+
+// SAFETY: A `dst_cache` may be used from any CPU (it keeps an entry per
+// CPU); its owner serialises its users (type invariant).
+unsafe impl Send for RouteCache {}
+
+impl RouteCache {
+    /// An empty cache (`ENOMEM` if its per-CPU entries cannot be allocated).
+    pub(crate) fn new() -> Result<RouteCache> {
+        // SAFETY: No requirements; process context (it allocates with
+        // GFP_KERNEL), as `create_qp` is.
+        let cache = unsafe { bindings::rxe_glue_route_cache_new() };
+        // INVARIANT: From `rxe_glue_route_cache_new`, freed by `drop`.
+        Ok(RouteCache {
+            cache: NonNull::new(cache).ok_or(ENOMEM)?,
+        })
+    }
+
+    /// Forgets the cached routes (the QP's path changed). `&mut`: no
+    /// packet of the QP is being routed meanwhile.
+    pub(crate) fn reset(&mut self) {
+        // SAFETY: A live cache (type invariant), not in use (`&mut self`).
+        unsafe { bindings::rxe_glue_route_cache_reset(self.cache.as_ptr()) };
+    }
+
+    fn as_ptr(&self) -> *mut bindings::dst_cache {
+        self.cache.as_ptr()
+    }
+}
+
+impl Drop for RouteCache {
+    fn drop(&mut self) {
+        // SAFETY: Allocated by `new`, freed once, here (type invariant).
+        unsafe { bindings::rxe_glue_route_cache_free(self.cache.as_ptr()) };
+    }
 }
 
 /// An outgoing packet: an skb whose data is the RoCE packet (BTH through
@@ -107,8 +158,13 @@ impl TxSkb {
         } else {
             (&route.sgid[12..], &route.dgid[12..])
         };
+        let cache = route
+            .cache
+            .map_or(core::ptr::null_mut(), RouteCache::as_ptr);
         // SAFETY: We own the skb; the addresses hold 16 (IPv6) or 4 bytes;
-        // `iph` is a valid out-pointer.
+        // `iph` is a valid out-pointer; `cache` is null or a live cache
+        // whose owner lets only us use it now (`RouteCache` invariant; a
+        // packet is routed with bottom halves off, under the QP's lock).
         let err = unsafe {
             if route.ipv6 {
                 bindings::rxe_glue_tx_route6(
@@ -120,6 +176,7 @@ impl TxSkb {
                     route.hop_limit,
                     route.src_port,
                     &mut iph,
+                    cache,
                 )
             } else {
                 bindings::rxe_glue_tx_route4(
@@ -131,6 +188,7 @@ impl TxSkb {
                     route.hop_limit,
                     route.src_port,
                     &mut iph,
+                    cache,
                 )
             }
         };
