@@ -4,10 +4,17 @@
 # client runs against its server between two namespaces (as in
 # bench_guest.sh), for each driver named. Writes
 # $RXE_LOGDIR/profile-DRIVER.txt: the client's result, then the kernel
-# and user symbols with at least 0.5% of the samples.
+# and user symbols with at least 0.5% of the samples. With -g "ROOT...",
+# a call-graph profile, and after the flat one, for each ROOT (a function
+# name, e.g. ib_uverbs_post_send or udp_queue_rcv_one_skb) the samples
+# that pass through it broken down by leaf symbol, callee and memcpy
+# caller (tests/vm/perf_roots.py).
 #
-#   profile_guest.sh PROG SIZE ITERS DRIVER...    e.g. ib_write_bw 65536 300 rust
+#   profile_guest.sh [-g "ROOT..."] PROG SIZE ITERS DRIVER...
+#                                 e.g. ib_write_bw 65536 300 rust
 #   profile_guest.sh nvme MIB 0 DRIVER...          the NVMe read-back (t_nvme.sh)
+roots=
+if [ "${1:-}" = -g ]; then roots=$2; shift 2; fi
 prog=$1 size=$2 iters=$3; shift 3
 [ $# -gt 0 ] || set -- rust
 export RXE_DRIVER=$1
@@ -50,7 +57,7 @@ for driver in "$@"; do
     # filesystem (EFAULT), the guest's /tmp is its own.
     data=/tmp/perf-$driver.data
     t0=$SECONDS
-    perf record -e cpu-clock -a -o "$data" -- \
+    perf record -e cpu-clock -a ${roots:+-g} -o "$data" -- \
         timeout 1800 "$prog" -d rxe0 -x "$g0" -p $port -F -s "$size" -n "$iters" 10.0.0.2 \
         > "$out.client" 2> "$out.perf"
     echo "$driver: $prog -s $size -n $iters: exit $? after $((SECONDS - t0)) s"
@@ -61,7 +68,13 @@ for driver in "$@"; do
     {
         echo "== $driver: $prog -s $size -n $iters ($((SECONDS - t0)) s)"
         grep -E "^ *$size " "$out.client"
-        perf report -q -i "$data" --stdio --no-children --sort dso,sym --percent-limit 0.5 2>/dev/null
+        perf report -q -i "$data" --kallsyms=/proc/kallsyms --stdio --no-children \
+            --sort dso,sym --percent-limit 0.5 ${roots:+-g none} 2>/dev/null
+        if [ -n "$roots" ]; then
+            # shellcheck disable=SC2086
+            perf script -i "$data" --kallsyms=/proc/kallsyms -F comm,tid,ip,sym 2>/dev/null |
+                python3 "$(dirname "$0")/perf_roots.py" $roots
+        fi
     } > "$out"
     cat "$out"
     two_namespaces_down; rxe_unload >/dev/null 2>&1
