@@ -24,6 +24,7 @@ use crate::{
         opcode::Transport,
         packet::ExtHeaders,
         qp_attr::{QpState, QpType},
+        replay::SendWqe as RequesterWqe,
         requester::{GoBackCause, RequesterAction, RequesterCounters, RequesterEvent},
         transport::CompletionStatus,
         window::{BindRequest, WindowUser},
@@ -181,31 +182,17 @@ fn take_wqes(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
         // The WQE (592 bytes) is read once and then only borrowed until it
         // is moved into its slot: under TCG each copy of it costs about a
         // microsecond.
-        let read = PostedWqe::read_from(&qp.body.sq_buf, off, &limits);
-        let checked = match &read {
-            Err(e) => Err((qp.body.sq_slot_wr_id(off), WrOpcode::Send, e.wc_status())),
-            Ok(w) => {
-                let write = matches!(
-                    w.opcode,
-                    WrOpcode::RdmaRead | WrOpcode::AtomicCmpAndSwp | WrOpcode::AtomicFetchAndAdd
-                );
-                match memory::check_sges(rxe, pd, w, write) {
-                    Err(_) => Err((w.wr_id, w.opcode, WcStatus::LocProtErr)),
-                    Ok(()) => match requester_wqe(id, w) {
-                        Ok(rw) => Ok(Some(rw)),
-                        Err(NotTransport::Local) => Ok(None),
-                        Err(NotTransport::Unsupported) => {
-                            Err((w.wr_id, w.opcode, WcStatus::LocQpOpErr))
-                        }
-                    },
-                }
+        let w = match PostedWqe::read_from(&qp.body.sq_buf, off, &limits) {
+            Ok(w) => w,
+            Err(e) => {
+                let wr_id = qp.body.sq_slot_wr_id(off);
+                return refuse(rxe, qp, inner, wr_id, WrOpcode::Send, e.wc_status());
             }
         };
-        match checked {
+        let rw = match check_taken(rxe, pd, id, &w) {
+            Err(status) => return refuse(rxe, qp, inner, w.wr_id, w.opcode, status),
+            Ok(Some(rw)) => rw,
             Ok(None) => {
-                let Ok(local) = &read else {
-                    return;
-                };
                 if inner.rc.requester.outstanding_wqes() > 0 {
                     // A local operation runs once everything before it has
                     // completed: the local invalidate fence (IBA 10.6.5.1)
@@ -214,60 +201,90 @@ fn take_wqes(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
                     // effect and completions stay in order.
                     return;
                 }
-                let status = local_operation(rxe, qp.key_user(), local);
+                let status = local_operation(rxe, qp.key_user(), &w);
                 // Not taken: the slot is the ring's oldest.
                 inner.sq.advance(&qp.body.sq_buf);
-                if status != WcStatus::Success || local.signaled(qp.body.sq_sig_all) {
-                    let cqe = Cqe::send(local.wr_id, qp.body.qpn, status, local.opcode, 0);
+                if status != WcStatus::Success || w.signaled(qp.body.sq_sig_all) {
+                    let cqe = Cqe::send(w.wr_id, qp.body.qpn, status, w.opcode, 0);
                     super::post_send_cqe(rxe, qp, &cqe);
                 }
                 if status != WcStatus::Success {
                     super::complete::enter_error(rxe, qp, inner);
                     return;
                 }
+                continue;
             }
-            Ok(Some(rw)) => {
-                let Ok(w) = read else {
-                    return;
-                };
-                if w.fenced() && inner.rc.requester.outstanding_wqes() > 0 {
-                    // IB_SEND_FENCE (IBA 10.8.3.3): wait for earlier READ
-                    // and atomic requests; here for all earlier requests.
-                    return;
-                }
-                let rc = &mut *inner.rc;
-                let mut dropped = false;
-                if rc
-                    .requester
-                    .post(rw, &mut |_a: RequesterAction| dropped = true)
-                    .is_err()
-                {
-                    return;
-                }
-                if let Some(slot) = rc.posted.get_mut((id % SQ_WINDOW as u64) as usize) {
-                    *slot = Some(w);
-                }
-                rc.next_id += 1;
-                rc.taken += 1;
-                if dropped {
-                    // `post` only acts when the requester is in ERROR.
-                    return;
-                }
-            }
-            Err((wr_id, opcode, status)) => {
-                if inner.rc.requester.outstanding_wqes() > 0 {
-                    // Completions stay in order: wait for the ones before.
-                    return;
-                }
-                let cqe = Cqe::send(wr_id, qp.body.qpn, status, opcode, 0);
-                // The slot is free before its completion can be seen (see
-                // `RequesterAction::Complete`).
-                inner.sq.advance(&qp.body.sq_buf);
-                super::post_send_cqe(rxe, qp, &cqe);
-                super::complete::enter_error(rxe, qp, inner);
-                return;
-            }
+        };
+        if w.fenced() && inner.rc.requester.outstanding_wqes() > 0 {
+            // IB_SEND_FENCE (IBA 10.8.3.3): wait for earlier READ and
+            // atomic requests; here for all earlier requests.
+            return;
         }
+        let rc = &mut *inner.rc;
+        let mut dropped = false;
+        if rc
+            .requester
+            .post(rw, &mut |_a: RequesterAction| dropped = true)
+            .is_err()
+        {
+            return;
+        }
+        if let Some(slot) = rc.posted.get_mut((id % SQ_WINDOW as u64) as usize) {
+            *slot = Some(w);
+        }
+        rc.next_id += 1;
+        rc.taken += 1;
+        if dropped {
+            // `post` only acts when the requester is in ERROR.
+            return;
+        }
+    }
+}
+
+/// Completes a WQE [`take_wqes`] refused (`wr_id`, `opcode`) with `status`
+/// once every WQE before it has completed, and moves the QP to ERROR.
+fn refuse(
+    rxe: &RxeDevice,
+    qp: &RxeQp,
+    inner: &mut QpInner,
+    wr_id: u64,
+    opcode: WrOpcode,
+    status: WcStatus,
+) {
+    if inner.rc.requester.outstanding_wqes() > 0 {
+        // Completions stay in order: wait for the ones before.
+        return;
+    }
+    let cqe = Cqe::send(wr_id, qp.body.qpn, status, opcode, 0);
+    // The slot is free before its completion can be seen (see
+    // `RequesterAction::Complete`).
+    inner.sq.advance(&qp.body.sq_buf);
+    super::post_send_cqe(rxe, qp, &cqe);
+    super::complete::enter_error(rxe, qp, inner);
+}
+
+/// Checks a WQE read from the send queue: its scatter/gather list against
+/// the key table (`pd`'s keys, with local write access when the operation
+/// writes into it) and its operation against what RC carries. The
+/// requester's form of it (`id` its number), `None` for a local operation
+/// (no packet), or the status it is refused with.
+fn check_taken(
+    rxe: &RxeDevice,
+    pd: usize,
+    id: u64,
+    w: &PostedWqe,
+) -> Result<Option<RequesterWqe>, WcStatus> {
+    let write = matches!(
+        w.opcode,
+        WrOpcode::RdmaRead | WrOpcode::AtomicCmpAndSwp | WrOpcode::AtomicFetchAndAdd
+    );
+    if memory::check_sges(rxe, pd, w, write).is_err() {
+        return Err(WcStatus::LocProtErr);
+    }
+    match requester_wqe(id, w) {
+        Ok(rw) => Ok(Some(rw)),
+        Err(NotTransport::Local) => Ok(None),
+        Err(NotTransport::Unsupported) => Err(WcStatus::LocQpOpErr),
     }
 }
 
@@ -451,7 +468,7 @@ fn run(
                         | WrOpcode::SendWithInv
                         | WrOpcode::RdmaWriteWithImm
                 );
-            let path = Path::new(ndev, &inner.attrs, inner.src_port, &inner.routes);
+            let path = Path::new(ndev, &inner.attrs, inner.src_port, inner.routes.as_ref());
             let bth = path.bth(opcode, h.psn, h.ack_req, solicited_op && h.position.ends());
             let ext = ExtHeaders {
                 reth: h.reth_header(),
