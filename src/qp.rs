@@ -176,8 +176,9 @@ pub(crate) struct QpInner {
     /// UDP source port of the QP's packets.
     pub(crate) src_port: u16,
     /// The routes of an RC or UC QP's packets, cached per CPU (reset when
-    /// `modify_qp` sets a new path).
-    pub(crate) routes: RouteCache,
+    /// `modify_qp` sets a new path); `None` for UD and GSI QPs, whose
+    /// packets each name their own destination.
+    pub(crate) routes: Option<RouteCache>,
     /// The data path (requester, responder, private WQE copies).
     pub(crate) rc: KBox<RcState>,
 }
@@ -342,7 +343,13 @@ pub(crate) fn create(
     let sq_sig_all = req.sq_sig_all;
     let made = RcState::new(qp_type)
         .and_then(|rc| Ok((rc, TxLink::new()?)))
-        .and_then(|(rc, link)| Ok((rc, link, RouteCache::new()?)));
+        .and_then(|(rc, link)| {
+            let routes = match qp_type.is_connected() {
+                true => Some(RouteCache::new()?),
+                false => None,
+            };
+            Ok((rc, link, routes))
+        });
     let (rc, tx_link, routes) = match made {
         Ok(made) => made,
         Err(e) => {
@@ -510,7 +517,9 @@ impl RxeQp {
         inner.attrs.apply(req);
         if req.mask & crate::proto::qp_attr::mask::AV != 0 {
             inner.src_port = udp_source_port(req.av.flow_label, body.qpn, inner.attrs.dest_qpn);
-            inner.routes.reset();
+            if let Some(routes) = inner.routes.as_mut() {
+                routes.reset();
+            }
         }
         body.set_post_state(inner.attrs.state);
         if req.mask & crate::proto::qp_attr::mask::STATE != 0 && inner.attrs.state == QpState::Reset

@@ -388,7 +388,7 @@ pub(super) fn send_final_replies(
 
 /// Builds an ACK, NAK or atomic ACK into `out`.
 fn emit_one(rxe: &RxeDevice, inner: &QpInner, ndev: &NetDevice, out: &mut Outbox, one: OnePacket) {
-    let path = Path::new(ndev, &inner.attrs, inner.src_port, &inner.routes);
+    let path = Path::new(ndev, &inner.attrs, inner.src_port, inner.routes.as_ref());
     match one {
         OnePacket::Ack { psn, syndrome, msn } => {
             let bth = path.bth(Opcode::RcAcknowledge, psn, false, false);
@@ -425,7 +425,7 @@ fn send_one_reply(
     match packet {
         ReplyPacket::One(one) => emit_one(rxe, inner, ndev, out, one),
         ReplyPacket::ReadResponse(p) => {
-            let path = Path::new(ndev, &inner.attrs, inner.src_port, &inner.routes);
+            let path = Path::new(ndev, &inner.attrs, inner.src_port, inner.routes.as_ref());
             let bth = path.bth(p.opcode(), p.psn, false, false);
             let ext = ExtHeaders {
                 aeth: p.aeth_msn.map(Aeth::ack),

@@ -158,15 +158,15 @@ pub(crate) struct Path<'a> {
 
 impl<'a> Path<'a> {
     /// The connected QP's primary path out of `ndev`, its routes cached
-    /// in `routes`.
+    /// in `routes` (if it has a cache).
     pub(crate) fn new(
         ndev: &'a NetDevice,
         attrs: &'a QpAttrs,
         src_port: u16,
-        routes: &'a RouteCache,
+        routes: Option<&'a RouteCache>,
     ) -> Path<'a> {
         let mut path = Path::to(ndev, &attrs.av, src_port, attrs.dest_qpn);
-        path.route.cache = Some(routes);
+        path.route.cache = routes;
         path
     }
 
