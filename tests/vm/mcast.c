@@ -2,8 +2,9 @@
 /*
  * UD multicast through stock librxe (ibv_attach_mcast/ibv_detach_mcast),
  * between two devices: a sender on DEV_S, three UD QPs on DEV_R of which
- * two are attached to GROUP (an IPv4 multicast address the receiving
- * netdev has joined: `ip address add GROUP/32 dev DEV autojoin`).
+ * two are attached to GROUP (an IPv4 or IPv6 multicast address the
+ * receiving netdev has joined: `ip address add GROUP/32 dev DEV autojoin`,
+ * /128 for IPv6; GID_INDEX_S then names an IPv6 GID of DEV_S).
  *
  * Checks, each printed as "ok: ..." (any failure exits 1):
  *   - attaching to a unicast GID fails with EINVAL, detaching from a
@@ -173,9 +174,17 @@ static void send_messages(struct end *s, struct ibv_ah *ah, int first, int count
 	}
 }
 
+/* Is the group an IPv4 one (an IPv4-mapped GID)? */
+static int is_ipv4_group(const union ibv_gid *g)
+{
+	static const uint8_t prefix[12] = { [10] = 0xff, [11] = 0xff };
+
+	return !memcmp(g->raw, prefix, sizeof(prefix));
+}
+
 /* e receives exactly messages first..first+count-1, checked. */
 static void expect_messages(struct end *e, const char *who, int first, int count,
-			    uint32_t src_qpn, const uint8_t group[4])
+			    uint32_t src_qpn, const union ibv_gid *group)
 {
 	struct ibv_wc wc[SLOTS];
 	uint8_t want[MSG];
@@ -196,9 +205,11 @@ static void expect_messages(struct end *e, const char *who, int first, int count
 				wc[i].byte_len, wc[i].src_qp, wc[i].wc_flags);
 			exit(1);
 		}
-		/* IPv4: the IP header sits in the last 20 bytes of the GRH area;
-		 * its destination address is the group. */
-		if (memcmp(slot + 20 + 16, group, 4))
+		/* IPv4: the IP header sits in the last 20 bytes of the GRH area,
+		 * its destination address at 16; IPv6: the IPv6 header fills
+		 * it, the destination at 24. Either names the group. */
+		if (is_ipv4_group(group) ? memcmp(slot + 20 + 16, &group->raw[12], 4) :
+					   memcmp(slot + 24, group->raw, 16))
 			fail("%s: the GRH area does not name the group", who);
 		payload(want, first + i);
 		if (memcmp(slot + GRH, want, MSG))
@@ -242,14 +253,19 @@ int main(int argc, char **argv)
 	struct end s, r[3];
 	struct ibv_qp *extra[MAX_ATTACH];
 	struct ibv_device_attr dattr;
-	uint8_t group[4];
 	struct in_addr in;
 
-	if (argc != 6 || !inet_aton(argv[5], &in))
+	if (argc != 6)
 		fail("usage: %s", "mcast DEV_S GID_INDEX_S DEV_R GID_INDEX_R GROUP");
-	memcpy(group, &in.s_addr, 4);
-	mgid.raw[10] = mgid.raw[11] = 0xff;
-	memcpy(&mgid.raw[12], group, 4);
+	if (strchr(argv[5], ':')) {
+		if (inet_pton(AF_INET6, argv[5], mgid.raw) != 1 || mgid.raw[0] != 0xff)
+			fail("GROUP %s is not an IPv6 multicast address", argv[5]);
+	} else {
+		if (!inet_aton(argv[5], &in))
+			fail("GROUP %s is not an IPv4 address", argv[5]);
+		mgid.raw[10] = mgid.raw[11] = 0xff;
+		memcpy(&mgid.raw[12], &in.s_addr, 4);
+	}
 	/* The second group: GROUP with its last bit flipped (239.1.2.2 for
 	 * 239.1.2.3). */
 	mgid2 = mgid;
@@ -287,15 +303,15 @@ int main(int argc, char **argv)
 		die("ibv_create_ah to the group");
 
 	send_messages(&s, ah, 0, 8);
-	expect_messages(&r[0], "attached QP 0", 0, 8, s.qp->qp_num, group);
-	expect_messages(&r[1], "attached QP 1", 0, 8, s.qp->qp_num, group);
+	expect_messages(&r[0], "attached QP 0", 0, 8, s.qp->qp_num, &mgid);
+	expect_messages(&r[1], "attached QP 1", 0, 8, s.qp->qp_num, &mgid);
 	expect_nothing(&r[2], "QP 2");
 	printf("ok: 8 SENDs to the group reached both attached QPs, byte for byte, and not the third\n");
 
 	expect_errno("detach QP 1", ibv_detach_mcast(r[1].qp, &mgid, 0), 0);
 	expect_errno("detach QP 1 again", ibv_detach_mcast(r[1].qp, &mgid, 0), EINVAL);
 	send_messages(&s, ah, 8, 4);
-	expect_messages(&r[0], "attached QP 0", 8, 4, s.qp->qp_num, group);
+	expect_messages(&r[0], "attached QP 0", 8, 4, s.qp->qp_num, &mgid);
 	expect_nothing(&r[1], "detached QP 1");
 	printf("ok: after QP 1 detached, 4 SENDs reached QP 0 only\n");
 
@@ -322,7 +338,7 @@ int main(int argc, char **argv)
 		     ENOMEM);
 	/* The first group is unaffected by the second. */
 	send_messages(&s, ah, 12, 2);
-	expect_messages(&r[0], "attached QP 0", 12, 2, s.qp->qp_num, group);
+	expect_messages(&r[0], "attached QP 0", 12, 2, s.qp->qp_num, &mgid);
 	printf("ok: a group of 56 QPs refuses the 57th; the first group still delivers\n");
 
 	/* The netdev's multicast filter while both groups exist, for the
