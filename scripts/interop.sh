@@ -30,8 +30,9 @@
 #                                      for the cases without @loss
 #   RXE_INTEROP_BOUND=240              seconds one attempt at a case may
 #                                      take (a case failed on either side
-#                                      runs once more; a pass at the second
-#                                      attempt names the first failure)
+#                                      runs once more, a loss case twice
+#                                      more; a pass at a later attempt
+#                                      names the earlier failures)
 #   RXE_INTEROP_CAPTURE=1              capture each case (both sides), or
 #                                      a list of the cases to capture
 #   RXE_INTEGRITY_QUICK=1              integrity2.py's quick set (the

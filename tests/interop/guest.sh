@@ -322,9 +322,9 @@ attempt_case() {
 }
 
 # run_case SPEC: case SPEC, and once more if either side failed it (under
-# TCG a guest stalls now and then for longer than a QP timeout); a pass at
-# the second attempt is recorded as one, with the first failure as its
-# reason, so it stays visible.
+# TCG a guest stalls now and then for longer than a QP timeout), a loss
+# case twice more; a pass at a later attempt is recorded as one, with the
+# earlier failures as its reason, so they stay visible.
 run_case() {
     local spec=$1 mine theirs first_why
     attempt_case "$spec" "$spec"
@@ -340,11 +340,29 @@ run_case() {
     fi
     echo "$role: $spec failed at the first attempt (this side: $mine ${first_why}; the $other: $theirs): again"
     attempt_case "$spec" "$spec~2"
-    if [ "$attempt_verdict" = PASS ]; then
+    mine=$attempt_verdict
+    theirs=$(cat "$dir/verdict-$other-$spec~2" 2> /dev/null) || theirs=none
+    if [ "$mine" = PASS ] && [ "$theirs" = PASS ]; then
         record PASS "$spec" "$attempt_secs" "passed at the second attempt; the first: ${first_why:-the $other failed}"
-    else
-        record FAIL "$spec" "$attempt_secs" "both attempts: ${first_why:-the $other failed}; ${attempt_why:-the $other failed}"
+        return
     fi
+    # A loss case gets a third attempt: with a C server the 64 KiB pingpong
+    # at 1% loss now and then stalls in the C driver for good, its
+    # requester rewound behind what our client has received and no timer
+    # armed (seen C to C too; CI, stop 28: both attempts so); both sides
+    # decide from both verdicts, so they stay in step.
+    if [[ $spec == *@loss* ]]; then
+        local second_why=${attempt_why:-the $other failed}
+        echo "$role: $spec failed at the second attempt (this side: $mine ${attempt_why}; the $other: $theirs): once more"
+        attempt_case "$spec" "$spec~3"
+        if [ "$attempt_verdict" = PASS ]; then
+            record PASS "$spec" "$attempt_secs" "passed at the third attempt; the first: ${first_why:-the $other failed}; the second: $second_why"
+        else
+            record FAIL "$spec" "$attempt_secs" "three attempts: ${first_why:-the $other failed}; $second_why; ${attempt_why:-the $other failed}"
+        fi
+        return
+    fi
+    record FAIL "$spec" "$attempt_secs" "both attempts: ${first_why:-the $other failed}; ${attempt_why:-the $other failed}"
 }
 
 failed=0
