@@ -6,6 +6,7 @@
 #     (ibv_attach_mcast, ibv_detach_mcast) with their errors, every SEND to
 #     the group delivered to each attached QP and to no other, a group's
 #     56-QP limit, QPs destroyed while attached;
+#   - tests/kmod/rxe_kmcast_test.c: the same through kernel verbs;
 #   - mckey (rdmacm-utils): rdma_cm joins the group on both sides and
 #     sends 10 datagrams of 100 bytes from rxe0 to rxe1.
 # The netdev's multicast filter is checked too: a group's Ethernet
@@ -64,6 +65,22 @@ sed 's/^/  /' /tmp/expect.out
 sed -n '/^filter:/,/^ok/p' /tmp/expect.out | grep -qE "link +33:33:00:02:00:02" ||
     fail "the second IPv6 group's address 33:33:00:02:00:02 is not in veth-b's multicast filter"
 note "ok: 33:33:00:02:00:02 in veth-b's multicast filter while the IPv6 group exists"
+
+# The same from a kernel ULP's side (tests/kmod/rxe_kmcast_test.c, built
+# on the host by scripts/test.sh): UD QPs made with kernel verbs,
+# ib_attach_mcast/ib_detach_mcast, an address handle from rdma_create_ah,
+# SENDs to the IPv4 group checked byte for byte on each attached QP and
+# absent on the others.
+ko=$RXE_LOGDIR/kmod/rxe_kmcast_test.ko
+[ -f "$ko" ] || fail "$ko missing (scripts/test.sh builds it on the host)"
+before=$(dmesg | wc -l)
+if timeout -k 5 120 insmod "$ko" dev_s=rxe0 gid_index="$g0" dev_r=rxe1 group=239.1.2.3; then
+    rmmod rxe_kmcast_test
+    note "ok: kernel verbs: $(dmesg | tail -n +$((before + 1)) | grep -o 'rxe_kmcast_test: PASS.*')"
+else
+    dmesg | tail -n +$((before + 1)) | grep rxe_kmcast_test | sed 's/^/    /'
+    fail "UD multicast through kernel verbs"
+fi
 
 # Line-buffered, so that its progress shows before it exits. On the C
 # driver the receiver has got none or few of its datagrams in every suite
