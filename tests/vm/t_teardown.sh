@@ -8,6 +8,13 @@
 #   2. netdev removal: `ip link del veth-a` (its veth peer goes with it,
 #      so rxe1 goes too);
 #   3. `modprobe -r rdma_rxe`.
+# Then the same three on a frozen link (cases 4 to 6): the traffic flows
+# with no loss and the longest transport timeout (teardown_traffic.py's
+# "hold"), then netem drops every packet, so the process has work
+# requests outstanding that nothing will complete and only polls its CQ;
+# the teardown must end that wait with flushed completions (or a failing
+# verb). This is the state a live-traffic case reaches by chance (CI once
+# saw case 3 end in a stall), made certain.
 # Both drivers have a disassociate_ucontext hook, so ib_core does not wait
 # for the process to close its uverbs file before a device goes: 1 and 2
 # must go ahead while the traffic process still holds the device (the
@@ -33,7 +40,7 @@ netem_both() { # netem arguments
         ip netns exec peer tc qdisc add dev veth-b root netem "$@"
 }
 
-set_up() {
+set_up() { # CASE [LOSS]
     rxe_load || fail "$1: modprobe"
     two_namespaces || fail "$1: two-namespace set-up"
     # Resolve both neighbours first: modify_qp to RTR resolves the peer's
@@ -41,7 +48,13 @@ set_up() {
     # links can miss (the C driver's case 2 once failed with ETIMEDOUT).
     wait_for 30 ping -c 1 -W 2 10.0.0.2 || fail "$1: ping 10.0.0.2"
     wait_for 30 ip netns exec peer ping -c 1 -W 2 10.0.0.1 || fail "$1: ping 10.0.0.1"
-    netem_both loss 5% || fail "$1: netem"
+    netem_both loss "${2:-5%}" || fail "$1: netem"
+}
+
+# freeze_link: every packet dropped from now on, both ways.
+freeze_link() {
+    tc qdisc change dev veth-a root netem loss 100% &&
+        ip netns exec peer tc qdisc change dev veth-b root netem loss 100%
 }
 
 traffic_ended() { test -s /tmp/td_traffic.rc; }
@@ -57,8 +70,9 @@ problem() {
     fi
 }
 
-# while_traffic CASE COMMAND...: starts the traffic, waits until it flows,
-# runs COMMAND in the background and watches both for up to 40 s (the
+# while_traffic CASE COMMAND...: starts the traffic, waits until it flows
+# (with frozen=true: in "hold" mode, then freezes the link and checks the
+# process is still waiting), runs COMMAND in the background and watches both for up to 40 s (the
 # traffic process must end by itself in that time; COMMAND must return
 # within 150 s, or it is a hang). With
 # refusal_ok=true, COMMAND may refuse at once while the traffic runs (the
@@ -69,7 +83,7 @@ while_traffic() {
     shift
     rm -f /tmp/td_ready /tmp/td_traffic.rc /tmp/td_traffic.pid /tmp/td_cmd.rc
     ( /usr/bin/python3 "$here/teardown_traffic.py" rxe0 "$g0" rxe1 "$g1" /tmp/td_ready 120 \
-          > /tmp/td_traffic.out 2>&1 &
+          ${frozen:+hold} > /tmp/td_traffic.out 2>&1 &
       echo $! > /tmp/td_traffic.pid
       wait $!
       echo $? > /tmp/td_traffic.rc ) &
@@ -89,6 +103,16 @@ while_traffic() {
     fi
     sleep 1
     note "$what: traffic flowing; requester counters $(counters rxe0)"
+    if ${frozen:-false}; then
+        freeze_link || fail "$what: freezing the link"
+        sleep 2
+        if traffic_ended; then
+            # The process must still wait on the frozen link: what ends
+            # it is to be the teardown.
+            fail "$what: the traffic process ended before the teardown: $(tail -1 /tmp/td_traffic.out)"
+        fi
+        note "$what: link frozen, the traffic process waits"
+    fi
     t0=$SECONDS
     ( timeout -k 5 150 "$@" > /tmp/td_cmd.out 2>&1; echo $? > /tmp/td_cmd.rc ) &
     end=$((t0 + 40))
@@ -184,6 +208,27 @@ if [ "$RXE_DRIVER" = c ] && [ -e /sys/module/rdma_rxe ]; then
     rxe_unload || true
 fi
 expect "3: the module is gone" wait_for 20 sh -c "! test -e /sys/module/rdma_rxe"
+two_namespaces_down
+
+# 4 to 6: the same on a frozen link.
+set_up "4 rdma link del, frozen" 0%
+frozen=true while_traffic "4 rdma link del, frozen" rdma link del rxe0
+expect "4: rxe0 gone" wait_for 20 sh -c "! rdma link show rxe0/1"
+two_namespaces_down
+module_unloads 4
+
+set_up "5 netdev removal, frozen" 0%
+frozen=true while_traffic "5 netdev removal, frozen" ip link del veth-a
+expect "5: rxe0 gone" wait_for 20 sh -c "! rdma link show rxe0/1"
+two_namespaces_down
+module_unloads 5
+
+set_up "6 module unload, frozen" 0%
+frozen=true refusal_ok=true while_traffic "6 module unload, frozen" modprobe -r rdma_rxe
+if [ "$RXE_DRIVER" = c ] && [ -e /sys/module/rdma_rxe ]; then
+    rxe_unload || true
+fi
+expect "6: the module is gone" wait_for 20 sh -c "! test -e /sys/module/rdma_rxe"
 two_namespaces_down
 
 [ $bad = 0 ] || fail "teardown under traffic"

@@ -3,7 +3,13 @@ process opens both ends (DEV_A and DEV_B: rdma devices are shared across
 namespaces), connects two RC QPs and keeps RDMA WRITEs and SENDs in
 flight from A to B until the time is up or something stops it.
 
-    teardown_traffic.py DEV_A GID_A DEV_B GID_B READY_FILE [SECONDS]
+    teardown_traffic.py DEV_A GID_A DEV_B GID_B READY_FILE [SECONDS] [hold]
+
+With "hold" the requester's transport timeout is the longest there is
+(timeout 31: hours), so work requests whose packets are lost stay
+outstanding: once the test cuts the link, the process polls a CQ where
+nothing can complete, and only the device going away can end its wait
+(with flushed completions), not a retry counter running out.
 
 Creates READY_FILE once 16 operations have completed (the traffic really
 flows). Polls without ever waiting unbounded: no completion for STALL
@@ -43,7 +49,7 @@ class End:
         self.qp = QP(self.pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=self.cq, rcq=self.cq, cap=cap))
         self.mr = MR(self.pd, 1 << 17, ACCESS)
 
-    def connect(self, peer):
+    def connect(self, peer, timeout):
         a = QPAttr(qp_state=e.IBV_QPS_INIT)
         a.pkey_index = 0
         a.port_num = 1
@@ -60,7 +66,7 @@ class End:
         self.qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_AV | e.IBV_QP_PATH_MTU | e.IBV_QP_DEST_QPN
                        | e.IBV_QP_RQ_PSN | e.IBV_QP_MAX_DEST_RD_ATOMIC | e.IBV_QP_MIN_RNR_TIMER)
         a = QPAttr(qp_state=e.IBV_QPS_RTS)
-        a.timeout = 14
+        a.timeout = timeout
         a.retry_cnt = 7
         a.rnr_retry = 7
         a.sq_psn = 0
@@ -123,9 +129,10 @@ def run(a, b, ready, seconds):
 def main():
     dev_a, gid_a, dev_b, gid_b, ready = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), sys.argv[5]
     seconds = float(sys.argv[6]) if len(sys.argv) > 6 else 120
+    timeout = 31 if sys.argv[7:8] == ["hold"] else 14
     a, b = End(dev_a, gid_a), End(dev_b, gid_b)
-    a.connect(b)
-    b.connect(a)
+    a.connect(b, timeout)
+    b.connect(a, timeout)
     start = time.time()
     try:
         rc, how, done = run(a, b, ready, seconds)
