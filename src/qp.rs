@@ -455,14 +455,15 @@ pub(crate) fn destroy(rxe: &RxeDevice, qp: &RxeQp) {
     verbs::return_budget(&rxe.qp_count);
 }
 
-/// The device's netdev is being unregistered: its port is gone for good,
-/// and the device is about to be. Every QP but the GSI QP (ib_mad's, which
+/// The device is about to go (its netdev is being unregistered, `rdma
+/// link del`, module unload). Every QP but the GSI QP (ib_mad's, which
 /// the unregistration takes down itself) enters ERROR now, so that the work
 /// requests it holds complete with `WR_FLUSH_ERR` while their owner can
 /// still see them: a process whose device goes away learns it from its CQ
 /// (ib_core destroys the QPs later, in the queued unregistration, and a
-/// destroyed QP completes nothing), as with the C driver, whose requester
-/// fails the QP when it can no longer send.
+/// destroyed QP completes nothing). The C driver flushes nothing here: a
+/// process with all its work outstanding then waits on its CQ for ever
+/// (t_teardown cases 4-6).
 pub(crate) fn fail_all_for_removal(rxe: &RxeDevice) {
     let mut at = 0;
     while let Some((qpn, qp)) = rxe.qps.next_from(at) {

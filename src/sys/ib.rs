@@ -204,10 +204,64 @@ pub(super) unsafe fn rxe_of<'a>(device: *mut bindings::ib_device) -> &'a RxeDevi
     unsafe { rxe_from_ib(device) }
 }
 
-/// Unregisters every rxe device and waits for them to be freed.
+/// Unregisters every rxe device and waits for them to be freed (module
+/// exit). First every QP of every device fails
+/// ([`crate::qp::fail_all_for_removal`]), as when a netdev goes: the
+/// unregistration destroys QPs without completing their work, and a
+/// process polling a CQ whose QP just went would wait for ever.
 pub(crate) fn unregister_all_devices() {
+    fail_all_devices_for_removal();
     // SAFETY: Always safe to call; ib_core serialises with everything else.
     unsafe { bindings::ib_unregister_driver(bindings::rdma_driver_id_RDMA_DRIVER_RXE) };
+}
+
+/// Runs [`crate::qp::fail_all_for_removal`] on every registered rxe
+/// device. ib_core exports no way to walk its devices but clients: a
+/// client registered for the walk has its `add` called on each registered
+/// device, with the device held, and keeps none of them (`add` fails), so
+/// unregistering it has nothing to remove.
+fn fail_all_devices_for_removal() {
+    let Ok(client) = KBox::new(
+        bindings::ib_client {
+            name: kernel::str::as_char_ptr_in_const_context(c"rxe_removal"),
+            add: Some(removal_client_add),
+            ..Default::default()
+        },
+        GFP_KERNEL,
+    ) else {
+        // Without memory the devices go unflushed, as the C driver's do.
+        return;
+    };
+    let client = KBox::into_raw(client);
+    // SAFETY: `client` is a valid client that outlives its registration:
+    // it is unregistered below, before it is freed.
+    if unsafe { bindings::ib_register_client(client) } == 0 {
+        // SAFETY: Registered just above.
+        unsafe { bindings::ib_unregister_client(client) };
+    }
+    // SAFETY: From `KBox::into_raw` above; ib_core no longer uses it.
+    drop(unsafe { KBox::from_raw(client) });
+}
+
+/// The walk client's `add`: fails the QPs of a device of this module.
+///
+/// # Safety
+///
+/// Called by ib_core with a registered device it holds for the call.
+unsafe extern "C" fn removal_client_add(ib: *mut bindings::ib_device) -> c_int {
+    let this_module: *mut bindings::module =
+        <crate::LocalModule as kernel::ModuleMetadata>::THIS_MODULE
+            .as_ptr()
+            .cast();
+    // SAFETY: ib_core holds the device for the call; `ops` is immutable
+    // once the device is registered.
+    if unsafe { (*ib).ops.owner } == this_module {
+        // SAFETY: A device of this module heads an `RxeDevice`, valid for
+        // the call.
+        crate::qp::fail_all_for_removal(unsafe { rxe_from_ib(ib) });
+    }
+    // Keep no client data: nothing to remove when the client goes.
+    EOPNOTSUPP.to_errno()
 }
 
 /// The `rdma_link_ops` that make `rdma link add NAME type rxe netdev DEV`
@@ -225,7 +279,7 @@ static LINK_OPS: LinkOps = LinkOps(UnsafeCell::new(bindings::rdma_link_ops {
     },
     type_: kernel::str::as_char_ptr_in_const_context(c"rxe"),
     newlink: Some(newlink_callback),
-    dellink: None,
+    dellink: Some(dellink_callback),
 }));
 
 /// Registers the `rxe` link type.
@@ -257,6 +311,21 @@ unsafe extern "C" fn newlink_callback(
         crate::device::newlink(name, ndev)?;
         Ok(0)
     })
+}
+
+/// `rdma link del NAME`, before ib_core unregisters the device: its QPs
+/// fail ([`crate::qp::fail_all_for_removal`]) while their owners can
+/// still see the flushed work.
+///
+/// # Safety
+///
+/// Called by nldev only, with a device of this driver it holds a
+/// reference on for the call.
+unsafe extern "C" fn dellink_callback(ib: *mut bindings::ib_device) -> c_int {
+    // SAFETY: nldev holds the device for the call; the link ops are ours,
+    // so the device is.
+    crate::qp::fail_all_for_removal(unsafe { rxe_from_ib(ib) });
+    0
 }
 
 /// The ops table installed on every device: only verbs that are
