@@ -344,9 +344,10 @@ pub(crate) fn create(
     let made = RcState::new(qp_type)
         .and_then(|rc| Ok((rc, TxLink::new()?)))
         .and_then(|(rc, link)| {
-            let routes = match qp_type.is_connected() {
-                true => Some(RouteCache::new()?),
-                false => None,
+            let routes = if qp_type.is_connected() {
+                Some(RouteCache::new()?)
+            } else {
+                None
             };
             Ok((rc, link, routes))
         });

@@ -237,6 +237,24 @@ static int km_expect(struct km_side *side, struct km_qp *r, const char *who, int
 	return 0;
 }
 
+/*
+ * One round: messages first..first+n-1 sent from s to the group, then
+ * each receiver r[i] (named who[i]) must have exactly got[i] of them,
+ * from the first on (0 or n).
+ */
+static int km_round(struct km_side *ss, struct km_qp *s, struct ib_ah *ah,
+		    struct km_side *rs, struct km_qp *r, const char *const who[3],
+		    const int got[3], int first, int n, __be32 grp)
+{
+	int i, ret = 0;
+
+	for (i = first; i < first + n && !ret; i++)
+		ret = km_send(ss, s, ah, i);
+	for (i = 0; i < 3 && !ret; i++)
+		ret = km_expect(rs, &r[i], who[i], first, got[i], s->qp->qp_num, grp);
+	return ret;
+}
+
 static int km_side_init(struct ib_device *ibdev, struct km_side *side)
 {
 	side->ibdev = ibdev;
@@ -314,14 +332,9 @@ static int km_run(void)
 		goto out;
 	}
 
-	for (i = 0; i < 4 && !ret; i++)
-		ret = km_send(&ss, &s, ah, i);
-	if (!ret)
-		ret = km_expect(&rs, &r[0], "attached QP 0", 0, 4, s.qp->qp_num, grp);
-	if (!ret)
-		ret = km_expect(&rs, &r[1], "attached QP 1", 0, 4, s.qp->qp_num, grp);
-	if (!ret)
-		ret = km_expect(&rs, &r[2], "the QP not attached", 0, 0, s.qp->qp_num, grp);
+	ret = km_round(&ss, &s, ah, &rs, r,
+		       (const char *const[3]){ "attached QP 0", "attached QP 1", "the QP not attached" },
+		       (const int[3]){ 4, 4, 0 }, 0, 4, grp);
 	if (ret)
 		goto out;
 
@@ -337,13 +350,9 @@ static int km_run(void)
 		ret = -EIO;
 		goto out;
 	}
-	ret = 0;
-	for (i = 4; i < 6 && !ret; i++)
-		ret = km_send(&ss, &s, ah, i);
-	if (!ret)
-		ret = km_expect(&rs, &r[0], "attached QP 0", 4, 2, s.qp->qp_num, grp);
-	if (!ret)
-		ret = km_expect(&rs, &r[1], "QP 1 after its detach", 4, 0, s.qp->qp_num, grp);
+	ret = km_round(&ss, &s, ah, &rs, r,
+		       (const char *const[3]){ "attached QP 0", "QP 1 after its detach", "the QP not attached" },
+		       (const int[3]){ 2, 0, 0 }, 4, 2, grp);
 	if (!ret)
 		pr_info(TAG "PASS: 4 SENDs to %s reached both attached QPs and not the third, 2 more only the one still attached; attach to a unicast GID and a second detach refused\n",
 			group);

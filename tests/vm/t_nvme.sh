@@ -49,9 +49,11 @@ wait_for 10 test -b "$bdev" || fail "no $bdev"
 # veth pair, where netem drops 1% each way (see the lossy phase below);
 # lossless_routes undoes it (later tests in the boot expect the defaults).
 lossy=
+saved_sysctl=
 lossy_routes() {
     local c
     lossy=1
+    saved_sysctl="$(cat /proc/sys/net/ipv4/conf/all/accept_local) $(cat /proc/sys/net/ipv4/conf/all/rp_filter)"
     ip_batch -- "rule add pref 10 iif lo from 10.0.0.1 to 10.0.0.2 table 101" \
         "rule add pref 11 iif lo from 10.0.0.2 to 10.0.0.1 table 102" \
         "route add 10.0.0.2 dev veth-a src 10.0.0.1 table 101" \
@@ -71,7 +73,9 @@ lossless_routes() {
     ip rule add pref 0 lookup local 2>/dev/null
     ip rule del pref 100 lookup local 2>/dev/null
     ip rule del pref 10 2>/dev/null; ip rule del pref 11 2>/dev/null
-    echo 0 > /proc/sys/net/ipv4/conf/all/accept_local
+    set -- $saved_sysctl
+    echo "${1:-0}" > /proc/sys/net/ipv4/conf/all/accept_local
+    echo "${2:-0}" > /proc/sys/net/ipv4/conf/all/rp_filter
     true
 }
 
