@@ -13,8 +13,10 @@
 # "hold"), then netem drops every packet, so the process has work
 # requests outstanding that nothing will complete and only polls its CQ;
 # the teardown must end that wait with flushed completions (or a failing
-# verb). This is the state a live-traffic case reaches by chance (CI once
-# saw case 3 end in a stall), made certain.
+# verb) within the 40 s watch (the process's own stall bound is longer
+# there: its wait starts at the freeze, and a teardown on the debug
+# kernel takes 20-30 s). This is the state a live-traffic case reaches by
+# chance (CI once saw case 3 end in a stall), made certain.
 # Both drivers have a disassociate_ucontext hook, so ib_core does not wait
 # for the process to close its uverbs file before a device goes: 1 and 2
 # must go ahead while the traffic process still holds the device (the
