@@ -338,6 +338,30 @@ pub(crate) fn send_owed_acks(rxe: &RxeDevice, qp: &RxeQp) {
     });
 }
 
+/// A datagram QP (UD, GSI) being destroyed, its transmit work disabled:
+/// what its send queue still holds goes out now, as an HCA's send queue
+/// would have sent it before the destroy reached it. The doorbell leaves
+/// the sending to the QP's transmit work when it is rung on another CPU
+/// than the QP's transmit CPU, and a process that posts unsignaled SENDs
+/// and destroys its QP at once (rdma_cm's `mckey` sender does) lost them
+/// when the destroy disabled that work first.
+pub(crate) fn send_posted_datagrams(rxe: &RxeDevice, qp: &RxeQp) {
+    if !qp.body.qp_type.is_datagram() {
+        return;
+    }
+    let Some(ndev) = rxe.ib.netdev() else {
+        return;
+    };
+    crate::sys::work::with_bh_off(|| {
+        let mut out = wire::Outbox::new();
+        {
+            let mut guard = qp.body.state.lock();
+            datagram::pump(rxe, qp, &mut guard, &ndev, &mut out);
+        }
+        out.send(rxe, qp);
+    });
+}
+
 /// Posts a receive-side completion, counting an overflow. `network` is
 /// the packets' network for a message received (a kernel CQ reports it,
 /// as rxe does), `None` for a flushed WQE. Returns `false` if the CQ was

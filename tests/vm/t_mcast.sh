@@ -91,8 +91,11 @@ fi
 # and destroying the QP drains that work with the rest of the send queue
 # unsent; how many leave first is scheduling: all 10 when mckey ran
 # alone (by hand, stop 28), 1 in the suite (rxe0's sent_pkts, printed
-# below). Ours transmits within the doorbell, so all 10 are on the wire
-# before ibv_post_send returns.
+# below). Ours transmits within the doorbell on the QP's transmit CPU;
+# rung on another CPU, the doorbell leaves it to the QP's transmit work,
+# and a destroy sends what a UD QP still holds before it disables that
+# work (rc::send_posted_datagrams; without it, CI at 5ab668b lost
+# mckey's datagrams on the two-vCPU production guest).
 bound=240
 [ "$RXE_DRIVER" = c ] && bound=90
 ip netns exec peer timeout -k 5 "$bound" stdbuf -oL mckey -m 239.1.2.5 -b 10.0.0.2 -C 10 > /tmp/mckey-recv.out 2>&1 &
@@ -111,6 +114,6 @@ elif [ "$RXE_DRIVER" = c ]; then
     note "C known failure: the mckey receiver did not get its 10 datagrams in $bound s (rxe0 sent $(($(counted rxe0 sent_pkts) - sent0)) packets, rxe1 received $(($(counted rxe1 rcvd_pkts) - rcvd0)) and delivered $(($(counted rxe1 rdma_recvs) - recvs0)))"
 else
     sed 's/^/    /' /tmp/mckey-recv.out
-    fail "mckey receiver did not get its 10 datagrams"
+    fail "mckey receiver did not get its 10 datagrams (rxe0 sent $(($(counted rxe0 sent_pkts) - sent0)) packets, rxe1 received $(($(counted rxe1 rcvd_pkts) - rcvd0)) and delivered $(($(counted rxe1 rdma_recvs) - recvs0)); drops: $(cd /sys/kernel/debug/rdma_rxe 2>/dev/null && grep -H . rcvd_drop_* | tr '\n' ' '))"
 fi
 two_namespaces_down
