@@ -66,8 +66,17 @@ fn ring(rxe: &RxeDevice, qp: &RxeQp, ndev: &NetDevice) -> Result {
                 super::complete::flush_sq(rxe, qp, inner);
                 Ok(())
             }
+            QpState::Rts | QpState::Sqd | QpState::Sqe if qp.body.qp_type.is_datagram() => {
+                // UD sends here, on whatever CPU rang: datagrams keep no
+                // order a second CPU could break, and a process may
+                // destroy the AH (or the QP) its SENDs name right after
+                // posting them (rdma_cm's mckey sender does), which a
+                // send left to the transmit work would then fail.
+                super::datagram::pump(rxe, qp, inner, ndev, &mut out);
+                Ok(())
+            }
             QpState::Rts | QpState::Sqd | QpState::Sqe => {
-                if inner.rc.sending && !qp.body.qp_type.is_datagram() {
+                if inner.rc.sending {
                     take_wqes(rxe, qp, inner);
                 }
                 super::transmit_or_kick(rxe, qp, inner, ndev, &mut out);

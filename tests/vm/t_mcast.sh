@@ -91,11 +91,12 @@ fi
 # and destroying the QP drains that work with the rest of the send queue
 # unsent; how many leave first is scheduling: all 10 when mckey ran
 # alone (by hand, stop 28), 1 in the suite (rxe0's sent_pkts, printed
-# below). Ours transmits within the doorbell on the QP's transmit CPU;
-# rung on another CPU, the doorbell leaves it to the QP's transmit work,
-# and a destroy sends what a UD QP still holds before it disables that
-# work (rc::send_posted_datagrams; without it, CI at 5ab668b lost
-# mckey's datagrams on the two-vCPU production guest).
+# below). Ours sends a UD QP's WQEs within the doorbell, on whatever CPU
+# rang, so all 10 are on the wire before ibv_post_send returns. (Until
+# it did, a doorbell rung off the QP's transmit CPU left them to the
+# QP's transmit work, which under load ran after mckey had destroyed the
+# AH they name: CI at 5ab668b, and a production run with the host's two
+# cores kept busy, saw rxe0 send 1 packet of 10.)
 bound=240
 [ "$RXE_DRIVER" = c ] && bound=90
 ip netns exec peer timeout -k 5 "$bound" stdbuf -oL mckey -m 239.1.2.5 -b 10.0.0.2 -C 10 > /tmp/mckey-recv.out 2>&1 &
