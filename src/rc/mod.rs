@@ -340,11 +340,10 @@ pub(crate) fn send_owed_acks(rxe: &RxeDevice, qp: &RxeQp) {
 
 /// A datagram QP (UD, GSI) being destroyed, its transmit work disabled:
 /// what its send queue still holds goes out now, as an HCA's send queue
-/// would have sent it before the destroy reached it. The doorbell leaves
-/// the sending to the QP's transmit work when it is rung on another CPU
-/// than the QP's transmit CPU, and a process that posts unsignaled SENDs
-/// and destroys its QP at once (rdma_cm's `mckey` sender does) lost them
-/// when the destroy disabled that work first.
+/// would have sent it before the destroy reached it. A user doorbell
+/// sends a UD QP's WQEs itself (`send::ring`), but what it left because
+/// too many packets were in flight, and what a kernel ULP posted, wait
+/// for the transmit work, which the destroy disabled.
 pub(crate) fn send_posted_datagrams(rxe: &RxeDevice, qp: &RxeQp) {
     if !qp.body.qp_type.is_datagram() {
         return;
