@@ -89,6 +89,7 @@ fn main() {
                 retry_cnt: 7,
                 rnr_retry: 7,
                 rq_starve: false,
+                not_resident: 0.0,
             });
             sent += r.sent_pkts;
             needed += r.needed_pkts;

@@ -34,6 +34,7 @@ fn config(seed: u64, loss: f64, rq_starve: bool) -> SimConfig {
         retry_cnt: 7,
         rnr_retry: 7,
         rq_starve,
+        not_resident: 0.0,
     }
 }
 
@@ -112,6 +113,45 @@ fn receiver_not_ready_under_loss() {
         if loss == 0.0 {
             assert!(rnr > 0);
             assert_eq!(retries, 0, "RNR alone must not consume retry_cnt");
+        }
+    }
+}
+
+/// On-demand paging: the responder finds the memory of a packet not
+/// resident now and then (10% or 30% of its checks) and answers with an
+/// RNR NAK, at the first packet of a message or in its middle, for SEND,
+/// WRITE, READ and atomics alike, with and without loss. Every message is
+/// still delivered exactly once, byte-identical (the sim checks each one),
+/// each atomic executed once, and the QP never fails: the requester takes
+/// every such NAK as "send it again after the timer".
+#[test]
+fn not_resident_memory_is_rnr_naked_and_sent_again() {
+    let n = seeds().min(20);
+    for (li, &loss) in [0.0, 0.05].iter().enumerate() {
+        for (pi, &p) in [0.1, 0.3].iter().enumerate() {
+            let mut faults = 0;
+            let mut rnr = 0;
+            for s in 0..n {
+                let mut cfg = config(50_000 + 1000 * (2 * li + pi) as u64 + s, loss, false);
+                cfg.not_resident = p;
+                // Every fault costs an RNR retry: unlimited, as an ODP user sets.
+                cfg.rnr_retry = 7;
+                let r = run(&cfg);
+                assert!(
+                    r.error.is_none(),
+                    "seed {s} loss {loss} p {p}: {:?}",
+                    r.error
+                );
+                assert_eq!(r.completed, r.messages, "seed {s} loss {loss} p {p}");
+                faults += r.faults;
+                rnr += r.rnr_naks;
+            }
+            eprintln!("loss {loss} not_resident {p}: {faults} faults, {rnr} RNR NAKs received");
+            assert!(faults > 0, "the checks said no at least once");
+            if loss == 0.0 {
+                // Without loss every refusal reaches the requester as one NAK.
+                assert_eq!(rnr, faults, "loss {loss} p {p}");
+            }
         }
     }
 }

@@ -12,7 +12,9 @@
 //!    until an in-order packet arrives.
 //! 2. **Reassembly**: FIRST/MIDDLE/LAST legality and the length rules.
 //! 3. **Resources**: a receive WQE for packets that start a receive (else RNR
-//!    NAK), key-table access checks, the READ/atomic resource ring.
+//!    NAK), key-table access checks, memory that is resident (else RNR NAK:
+//!    on-demand-paging regions, see [`ResponderEnv::resident`]), the
+//!    READ/atomic resource ring.
 //! 4. **Execute and acknowledge**: placement, completion, READ replies,
 //!    atomics, ACK coalescing.
 //!
@@ -114,6 +116,42 @@ pub trait ResponderEnv {
     /// `access`, and makes every earlier write to it globally visible (and
     /// persistent, where the memory can be).
     fn flush(&mut self, range: &RemoteRange, access: RemoteAccess) -> Result<(), AccessError>;
+
+    /// Whether the memory `target` names can be read or written now,
+    /// without waiting for pages. An on-demand-paging region whose pages
+    /// are not resident says no, and the driver starts bringing them in;
+    /// the responder then answers the packet with an RNR NAK and keeps its
+    /// state, so the requester sends the packet again after the RNR timer
+    /// (as an HCA answers a page fault). Memory that is always resident
+    /// says yes; so does memory the key table would refuse (the access
+    /// check reports that). Called after the access check and, for a
+    /// SEND, after the receive WQE was taken.
+    fn resident(&mut self, target: &MemoryTarget) -> bool {
+        let _ = target;
+        true
+    }
+}
+
+/// Memory a request packet is about to touch (see
+/// [`ResponderEnv::resident`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemoryTarget {
+    /// Bytes `[offset, offset + len)` of the current receive WQE's buffers
+    /// (the one just taken, for a message's first packet).
+    Receive {
+        /// Byte offset within the message.
+        offset: u32,
+        /// Bytes.
+        len: u32,
+    },
+    /// A range of registered memory (a WRITE packet's payload, a READ's
+    /// whole range, an atomic's 8 bytes).
+    Remote {
+        /// The range.
+        range: RemoteRange,
+        /// Whether it is written (WRITE, atomics), not only read (READ).
+        write: bool,
+    },
 }
 
 /// Where a payload is placed.
@@ -142,6 +180,10 @@ pub enum DropReason {
     OutOfSeqRequest,
     /// No receive WQE: answered with an RNR NAK (counter `send_rnr_err`).
     ReceiverNotReady,
+    /// The memory the packet touches is not resident (on-demand paging):
+    /// answered with an RNR NAK (counter `send_rnr_err`), or on UC dropped
+    /// with its message.
+    NotResident,
     /// A duplicate READ/atomic with no matching responder resource, or a
     /// READ that is not a subset of the original.
     NoResource,
@@ -736,6 +778,20 @@ impl<const R: usize> Responder<R> {
                 status: CompletionStatus::LocalLengthError,
             });
         }
+        let target = MemoryTarget::Receive {
+            offset,
+            len: pkt.payload_len,
+        };
+        if pkt.payload_len > 0 && !env.resident(&target) {
+            if offset == 0 {
+                // The WQE taken stays with the message: its first packet,
+                // sent again, finds it here.
+                self.held_receive = Some(capacity);
+                self.message = Message::Idle;
+            }
+            self.not_resident(pkt, out);
+            return Ok(());
+        }
         if pkt.payload_len > 0 {
             out.push(ResponderAction::Place {
                 target: PlaceTarget::Receive { offset },
@@ -795,6 +851,18 @@ impl<const R: usize> Responder<R> {
         if !fits {
             return Err(INVALID);
         }
+        let target = MemoryTarget::Remote {
+            range: RemoteRange {
+                va,
+                rkey,
+                len: pkt.payload_len,
+            },
+            write: true,
+        };
+        if pkt.payload_len > 0 && !env.resident(&target) {
+            self.not_resident(pkt, out);
+            return Ok(());
+        }
         if pkt.position.ends() && pkt.imm.is_some() {
             // WRITE_WITH_IMMEDIATE consumes a receive WQE at its last packet.
             if self.take_receive_wqe(pkt, env, out).is_none() {
@@ -842,6 +910,15 @@ impl<const R: usize> Responder<R> {
         if range.len > 0 && env.check_access(&range, RemoteAccess::Read).is_err() {
             return Err(ACCESS);
         }
+        if range.len > 0
+            && !env.resident(&MemoryTarget::Remote {
+                range,
+                write: false,
+            })
+        {
+            self.not_resident(pkt, out);
+            return Ok(());
+        }
         self.msn = msn_next(self.msn);
         self.counters.messages += 1;
         let reply = ReadReply::new(pkt.psn, range, self.config.mtu, false, self.msn);
@@ -867,6 +944,10 @@ impl<const R: usize> Responder<R> {
     ) -> Result<(), Fatal> {
         let args = pkt.atomic.ok_or(INVALID)?;
         check_atomic_target(&args, RemoteAccess::Atomic, env)?;
+        if !env.resident(&atomic_target(&args)) {
+            self.not_resident(pkt, out);
+            return Ok(());
+        }
         let orig = env.execute_atomic(&args).map_err(|_| ACCESS)?;
         self.resources.insert(ResponderResource {
             first_psn: pkt.psn,
@@ -897,6 +978,10 @@ impl<const R: usize> Responder<R> {
             return Err(INVALID);
         }
         check_atomic_target(&args, RemoteAccess::Write, env)?;
+        if !env.resident(&atomic_target(&args)) {
+            self.not_resident(pkt, out);
+            return Ok(());
+        }
         env.execute_atomic(&args).map_err(|_| ACCESS)?;
         self.answer_with_empty_read_response(pkt, out);
         Ok(())
@@ -953,6 +1038,26 @@ impl<const R: usize> Responder<R> {
             self.config.mtu,
             self.msn,
         )));
+    }
+
+    /// The memory `pkt` touches is not resident: RC answers with an RNR
+    /// NAK at its PSN, with nothing else changed (the requester sends it
+    /// again after the timer, by when the pages are in); UC drops the
+    /// message (the drop makes [`Self::step_unreliable`] abandon it).
+    fn not_resident(&mut self, pkt: &RequestPacket, out: &mut impl ActionSink<ResponderAction>) {
+        if !self.unreliable {
+            self.counters.send_rnr_err += 1;
+            out.push(ResponderAction::SendAck {
+                psn: pkt.psn,
+                syndrome: Syndrome::RnrNak {
+                    timer: self.config.min_rnr_timer,
+                },
+                msn: self.msn,
+            });
+        }
+        out.push(ResponderAction::Drop {
+            reason: DropReason::NotResident,
+        });
     }
 
     fn end_message(&mut self) {
@@ -1018,6 +1123,18 @@ fn check_atomic_target(
         len: 8,
     };
     env.check_access(&range, access).map_err(|_| ACCESS)
+}
+
+/// The 8 bytes an atomic or ATOMIC_WRITE touches.
+fn atomic_target(args: &AtomicArgs) -> MemoryTarget {
+    MemoryTarget::Remote {
+        range: RemoteRange {
+            va: args.va,
+            rkey: args.rkey,
+            len: 8,
+        },
+        write: true,
+    }
 }
 
 /// The empty READ RESPONSE ONLY that answers an ATOMIC_WRITE or a FLUSH at

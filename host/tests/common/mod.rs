@@ -13,7 +13,7 @@ use rxe_proto::proto::requester::{
     Requester, RequesterAction, RequesterEvent, ResponseOp, ResponsePacket, TxPacket,
 };
 use rxe_proto::proto::responder::{
-    AccessError, PlaceTarget, Responder, ResponderAction, ResponderEnv,
+    AccessError, MemoryTarget, PlaceTarget, Responder, ResponderAction, ResponderEnv,
 };
 use rxe_proto::proto::transport::{AtomicArgs, AtomicOp, RemoteAccess, RemoteRange, RequestPacket};
 
@@ -31,6 +31,10 @@ pub struct Env {
     pub deny_all: bool,
     /// FLUSHes done: (range, access).
     pub flushes: Vec<(RemoteRange, RemoteAccess)>,
+    /// How many of the next residency checks say "not resident".
+    pub not_resident: u32,
+    /// Every residency check asked, in order.
+    pub residency_checks: Vec<MemoryTarget>,
 }
 
 impl Env {
@@ -41,6 +45,8 @@ impl Env {
             atomics_executed: 0,
             deny_all: false,
             flushes: Vec::new(),
+            not_resident: 0,
+            residency_checks: Vec::new(),
         }
     }
 
@@ -118,6 +124,15 @@ impl ResponderEnv for Env {
         }
         self.flushes.push((*range, access));
         Ok(())
+    }
+
+    fn resident(&mut self, target: &MemoryTarget) -> bool {
+        self.residency_checks.push(*target);
+        if self.not_resident > 0 {
+            self.not_resident -= 1;
+            return false;
+        }
+        true
     }
 }
 

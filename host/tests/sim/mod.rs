@@ -16,8 +16,8 @@ use rxe_proto::proto::requester::{
     Requester, RequesterAction, RequesterConfig, RequesterEvent, ResponseOp, ResponsePacket,
 };
 use rxe_proto::proto::responder::{
-    AccessError, AccessFlags, PlaceTarget, Responder, ResponderAction, ResponderConfig,
-    ResponderEnv,
+    AccessError, AccessFlags, MemoryTarget, PlaceTarget, Responder, ResponderAction,
+    ResponderConfig, ResponderEnv,
 };
 use rxe_proto::proto::transport::{
     AtomicArgs, AtomicOp, CompletionStatus, Mtu, RemoteAccess, RemoteRange, RequestPacket,
@@ -66,6 +66,10 @@ pub struct SimConfig {
     pub rnr_retry: u8,
     /// Receive WQEs trickle in (RNR NAKs happen) instead of all up front.
     pub rq_starve: bool,
+    /// Probability the responder finds the memory a packet touches not
+    /// resident (an on-demand-paging region whose pages are out): it
+    /// answers with an RNR NAK and must not have placed anything.
+    pub not_resident: f64,
 }
 
 /// What a run measured.
@@ -80,6 +84,8 @@ pub struct SimResult {
     pub messages: usize,
     pub retries: u64,
     pub rnr_naks: u64,
+    /// Residency checks the responder answered "not resident".
+    pub faults: u64,
     pub timeouts: u64,
     pub seq_naks: u64,
 }
@@ -107,6 +113,11 @@ struct Mem {
     bytes: Vec<u8>,
     rq: VecDeque<u32>,
     atomics_executed: usize,
+    /// Decides residency (see [`SimConfig::not_resident`]).
+    paging: Rng,
+    not_resident: f64,
+    /// Residency checks answered "not resident".
+    faults: u64,
 }
 
 impl Mem {
@@ -145,6 +156,13 @@ impl ResponderEnv for Mem {
             return Ok(());
         }
         self.off(range).map(|_| ()).ok_or(AccessError)
+    }
+    fn resident(&mut self, _target: &MemoryTarget) -> bool {
+        if self.not_resident > 0.0 && self.paging.chance(self.not_resident) {
+            self.faults += 1;
+            return false;
+        }
+        true
     }
 }
 
@@ -343,6 +361,9 @@ pub fn run(cfg: &SimConfig) -> SimResult {
             .collect(),
         rq: VecDeque::new(),
         atomics_executed: 0,
+        paging: Rng::new(cfg.seed ^ 0x0D9_0D9),
+        not_resident: cfg.not_resident,
+        faults: 0,
     };
     let mut works = workload(&mut rng, cfg, &mut mem);
     let expected_recv: Vec<(Vec<u8>, Option<u32>, bool)> = works
@@ -712,6 +733,7 @@ pub fn run(cfg: &SimConfig) -> SimResult {
         messages: works.len(),
         retries: c.completer_retry_err,
         rnr_naks: c.rcvd_rnr_err,
+        faults: mem.faults,
         timeouts: c.timeouts,
         seq_naks: c.rcvd_seq_err,
     }
