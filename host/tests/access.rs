@@ -34,8 +34,8 @@ fn registration_access_follows_rxe_and_the_spec() {
         check_registration_access(REMOTE_ATOMIC),
         Err(AccessError::NeedsLocalWrite)
     );
-    // ODP is not implemented; zero-based is for windows only; HUGETLB is
-    // not in rxe's set.
+    // ODP is for user memory only (below); zero-based is for windows
+    // only; HUGETLB is not in rxe's set.
     for bad in [ON_DEMAND, ZERO_BASED, HUGETLB, 1 << 10, 1 << 31] {
         assert_eq!(
             check_registration_access(bad | LOCAL_WRITE),
@@ -233,4 +233,40 @@ proptest! {
         }
         prop_assert_eq!(total, len);
     }
+}
+
+#[test]
+fn on_demand_is_for_user_memory_on_a_kernel_with_odp() {
+    use rxe_proto::proto::access::check_user_registration_access;
+    assert_eq!(
+        check_user_registration_access(ON_DEMAND | LOCAL_WRITE | REMOTE_WRITE, true),
+        Ok(ON_DEMAND | LOCAL_WRITE | REMOTE_WRITE)
+    );
+    assert_eq!(
+        check_user_registration_access(ON_DEMAND | REMOTE_READ | RELAXED_ORDERING, true),
+        Ok(ON_DEMAND | REMOTE_READ)
+    );
+    assert_eq!(
+        check_user_registration_access(ON_DEMAND | LOCAL_WRITE, false),
+        Err(AccessError::Unsupported)
+    );
+    // The other rules still hold with ON_DEMAND.
+    assert_eq!(
+        check_user_registration_access(ON_DEMAND | REMOTE_WRITE, true),
+        Err(AccessError::NeedsLocalWrite)
+    );
+    assert_eq!(
+        check_user_registration_access(ON_DEMAND | HUGETLB | LOCAL_WRITE, true),
+        Err(AccessError::Unsupported)
+    );
+    // Without ON_DEMAND it is the plain check.
+    assert_eq!(
+        check_user_registration_access(LOCAL_WRITE, false),
+        check_registration_access(LOCAL_WRITE)
+    );
+    // Fast registration never takes it.
+    assert_eq!(
+        check_registration_access(ON_DEMAND | LOCAL_WRITE),
+        Err(AccessError::Unsupported)
+    );
 }

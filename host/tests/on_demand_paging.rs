@@ -8,7 +8,7 @@
 mod common;
 
 use common::*;
-use rxe_proto::proto::aeth::{RnrTimer, Syndrome};
+use rxe_proto::proto::aeth::{NakCode, RnrTimer, Syndrome};
 use rxe_proto::proto::opcode::Position;
 use rxe_proto::proto::psn::Psn;
 use rxe_proto::proto::responder::{
@@ -345,4 +345,24 @@ fn uc_drops_the_message_and_keeps_the_wqe() {
     assert!(!a.contains(&ResponderAction::ConsumeReceiveWqe));
     assert_eq!(places(&a), vec![PlaceTarget::Receive { offset: 0 }]);
     assert_eq!(env.rq.len(), 1);
+}
+
+#[test]
+fn pages_that_cannot_come_in_are_a_remote_access_error() {
+    let mut resp = Responder::<4>::new(config());
+    let mut env = Env::new(4096);
+    env.unmapped = true;
+    let mut write = pkt(100, RequestOp::Write, Position::Only, 16);
+    write.reth = Some(range(MR_VA, 16));
+    let a = resp_step(&mut resp, &write, &mut env);
+    assert_eq!(
+        a[0],
+        ResponderAction::SendAck {
+            psn: Psn::new(100),
+            syndrome: Syndrome::Nak(NakCode::RemoteAccessError),
+            msn: 0
+        }
+    );
+    assert!(places(&a).is_empty());
+    assert!(resp.is_error());
 }

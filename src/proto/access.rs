@@ -20,8 +20,9 @@ pub const MR_INDEX_MAX: u32 = 0x8_0000;
 pub const MW_INDEX_MIN: u32 = MR_INDEX_MAX + 1;
 
 /// Access bits a memory region may be registered with (rxe's
-/// `RXE_ACCESS_SUPPORTED_MR`). ON_DEMAND is part of rxe's set but this driver
-/// does not implement ODP and does not advertise it, so it is refused.
+/// `RXE_ACCESS_SUPPORTED_MR`). ON_DEMAND, also in rxe's set, is only for
+/// user memory, and only when the kernel has on-demand paging
+/// ([`check_user_registration_access`]).
 pub const SUPPORTED_MR_ACCESS: u32 = access::LOCAL_WRITE
     | access::REMOTE_WRITE
     | access::REMOTE_READ
@@ -58,6 +59,9 @@ pub enum AccessError {
     /// A fast-registration region that is not in the Valid state: never
     /// registered, or invalidated since (rxe's `lookup_mr` refuses it).
     NotValid,
+    /// The access is allowed but an on-demand-paging region's pages are not
+    /// resident now: nothing was moved, and a fault was asked for.
+    NotResident,
 }
 
 /// An lkey or rkey: `index << 8 | key8`.
@@ -99,6 +103,17 @@ pub fn check_registration_access(flags: u32) -> Result<u32, AccessError> {
         return Err(AccessError::NeedsLocalWrite);
     }
     Ok(flags & !OPTIONAL_ACCESS)
+}
+
+/// Checks the access flags of a user memory registration (`reg_user_mr`):
+/// as [`check_registration_access`], and `ON_DEMAND` (kept) if the kernel
+/// has on-demand paging (`on_demand`).
+pub fn check_user_registration_access(flags: u32, on_demand: bool) -> Result<u32, AccessError> {
+    let odp = flags & access::ON_DEMAND;
+    if odp != 0 && !on_demand {
+        return Err(AccessError::Unsupported);
+    }
+    check_registration_access(flags & !access::ON_DEMAND).map(|kept| kept | odp)
 }
 
 /// Where a region's addresses are valid.

@@ -119,16 +119,19 @@ pub trait ResponderEnv {
 
     /// Whether the memory `target` names can be read or written now,
     /// without waiting for pages. An on-demand-paging region whose pages
-    /// are not resident says no, and the driver starts bringing them in;
-    /// the responder then answers the packet with an RNR NAK and keeps its
-    /// state, so the requester sends the packet again after the RNR timer
-    /// (as an HCA answers a page fault). Memory that is always resident
-    /// says yes; so does memory the key table would refuse (the access
-    /// check reports that). Called after the access check and, for a
-    /// SEND, after the receive WQE was taken.
-    fn resident(&mut self, target: &MemoryTarget) -> bool {
+    /// are not resident says no (`Ok(false)`), and the driver starts
+    /// bringing them in; the responder then answers the packet with an RNR
+    /// NAK and keeps its state, so the requester sends the packet again
+    /// after the RNR timer (as an HCA answers a page fault). Pages that
+    /// cannot be brought in (the process has no such mapping) are an error:
+    /// for a registered range a remote access error; for a receive WQE's
+    /// buffers the driver says yes and its placement fails as for any bad
+    /// buffer. Memory that is always resident says yes; so does memory the
+    /// key table would refuse (the access check reports that). Called after
+    /// the access check and, for a SEND, after the receive WQE was taken.
+    fn resident(&mut self, target: &MemoryTarget) -> Result<bool, AccessError> {
         let _ = target;
-        true
+        Ok(true)
     }
 }
 
@@ -782,7 +785,7 @@ impl<const R: usize> Responder<R> {
             offset,
             len: pkt.payload_len,
         };
-        if pkt.payload_len > 0 && !env.resident(&target) {
+        if pkt.payload_len > 0 && !env.resident(&target).map_err(|_| ACCESS)? {
             if offset == 0 {
                 // The WQE taken stays with the message: its first packet,
                 // sent again, finds it here.
@@ -859,7 +862,7 @@ impl<const R: usize> Responder<R> {
             },
             write: true,
         };
-        if pkt.payload_len > 0 && !env.resident(&target) {
+        if pkt.payload_len > 0 && !env.resident(&target).map_err(|_| ACCESS)? {
             self.not_resident(pkt, out);
             return Ok(());
         }
@@ -911,10 +914,12 @@ impl<const R: usize> Responder<R> {
             return Err(ACCESS);
         }
         if range.len > 0
-            && !env.resident(&MemoryTarget::Remote {
-                range,
-                write: false,
-            })
+            && !env
+                .resident(&MemoryTarget::Remote {
+                    range,
+                    write: false,
+                })
+                .map_err(|_| ACCESS)?
         {
             self.not_resident(pkt, out);
             return Ok(());
@@ -944,7 +949,7 @@ impl<const R: usize> Responder<R> {
     ) -> Result<(), Fatal> {
         let args = pkt.atomic.ok_or(INVALID)?;
         check_atomic_target(&args, RemoteAccess::Atomic, env)?;
-        if !env.resident(&atomic_target(&args)) {
+        if !env.resident(&atomic_target(&args)).map_err(|_| ACCESS)? {
             self.not_resident(pkt, out);
             return Ok(());
         }
@@ -978,7 +983,7 @@ impl<const R: usize> Responder<R> {
             return Err(INVALID);
         }
         check_atomic_target(&args, RemoteAccess::Write, env)?;
-        if !env.resident(&atomic_target(&args)) {
+        if !env.resident(&atomic_target(&args)).map_err(|_| ACCESS)? {
             self.not_resident(pkt, out);
             return Ok(());
         }

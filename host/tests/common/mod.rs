@@ -35,6 +35,8 @@ pub struct Env {
     pub not_resident: u32,
     /// Every residency check asked, in order.
     pub residency_checks: Vec<MemoryTarget>,
+    /// Residency checks fail: the pages cannot be brought in.
+    pub unmapped: bool,
 }
 
 impl Env {
@@ -47,6 +49,7 @@ impl Env {
             flushes: Vec::new(),
             not_resident: 0,
             residency_checks: Vec::new(),
+            unmapped: false,
         }
     }
 
@@ -126,13 +129,16 @@ impl ResponderEnv for Env {
         Ok(())
     }
 
-    fn resident(&mut self, target: &MemoryTarget) -> bool {
+    fn resident(&mut self, target: &MemoryTarget) -> Result<bool, AccessError> {
         self.residency_checks.push(*target);
+        if self.unmapped {
+            return Err(AccessError);
+        }
         if self.not_resident > 0 {
             self.not_resident -= 1;
-            return false;
+            return Ok(false);
         }
-        true
+        Ok(true)
     }
 }
 

@@ -157,12 +157,12 @@ impl ResponderEnv for Mem {
         }
         self.off(range).map(|_| ()).ok_or(AccessError)
     }
-    fn resident(&mut self, _target: &MemoryTarget) -> bool {
+    fn resident(&mut self, _target: &MemoryTarget) -> Result<bool, AccessError> {
         if self.not_resident > 0.0 && self.paging.chance(self.not_resident) {
             self.faults += 1;
-            return false;
+            return Ok(false);
         }
-        true
+        Ok(true)
     }
 }
 
