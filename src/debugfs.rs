@@ -48,6 +48,7 @@ pub(crate) unsafe fn init() {
         (c"rcvd_drop_no_qp", &drops.no_qp),
         (c"rcvd_drop_bad_icrc", &drops.bad_icrc),
         (c"rcvd_drop_malformed", &drops.malformed),
+        (c"rcvd_drop_not_resident", &drops.not_resident),
     ] {
         if let Ok(file) = KBox::pin_init(dir.read_only_file(name, counter), GFP_KERNEL) {
             let _ = files.push(file, GFP_KERNEL);

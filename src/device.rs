@@ -14,6 +14,7 @@ use crate::{
         device_box::DeviceBox,
         ib::{self, DeviceIdentity, IbDevice},
         net::{NetDevice, NetdevEvent},
+        odp::OdpUmem,
         table::IndexTable,
     },
 };
@@ -58,6 +59,9 @@ pub(crate) struct RxeDevice {
     pub(crate) cqs: AtomicU32,
     /// Registered memory regions.
     pub(crate) mrs: AtomicU32,
+    /// Registered on-demand-paging regions: while there are none, the data
+    /// path skips every residency check.
+    pub(crate) odp_regions: AtomicU32,
     /// Memory regions by key index.
     pub(crate) keys: IndexTable<crate::mr::RxeMr>,
     /// Allocated memory windows.
@@ -159,6 +163,32 @@ pub(crate) fn newlink(name: &CStr, ndev: &NetDevice) -> Result {
     })
 }
 
+/// The on-demand-paging capabilities `query_device` reports: the C
+/// driver's (no implicit ODP), when the kernel has on-demand paging.
+fn odp_caps() -> bindings::ib_odp_caps {
+    use bindings::*;
+    if !OdpUmem::supported() {
+        return ib_odp_caps::default();
+    }
+    let ud = ib_odp_transport_cap_bits_IB_ODP_SUPPORT_SEND
+        | ib_odp_transport_cap_bits_IB_ODP_SUPPORT_RECV
+        | ib_odp_transport_cap_bits_IB_ODP_SUPPORT_SRQ_RECV;
+    let rc = ud
+        | ib_odp_transport_cap_bits_IB_ODP_SUPPORT_WRITE
+        | ib_odp_transport_cap_bits_IB_ODP_SUPPORT_READ
+        | ib_odp_transport_cap_bits_IB_ODP_SUPPORT_ATOMIC
+        | ib_odp_transport_cap_bits_IB_ODP_SUPPORT_FLUSH
+        | ib_odp_transport_cap_bits_IB_ODP_SUPPORT_ATOMIC_WRITE;
+    ib_odp_caps {
+        general_caps: u64::from(ib_odp_general_cap_bits_IB_ODP_SUPPORT),
+        per_transport_caps: ib_odp_caps__bindgen_ty_1 {
+            rc_odp_caps: rc,
+            ud_odp_caps: ud,
+            ..Default::default()
+        },
+    }
+}
+
 /// The attributes `query_device` reports: the C driver's values.
 /// `IB_DEVICE_MEM_WINDOW` and `IB_DEVICE_MEM_WINDOW_TYPE_2B`: memory
 /// windows of type 1 and 2B (`crate::mw`). `IB_DEVICE_MEM_MGT_EXTENSIONS` (fast registration:
@@ -189,7 +219,13 @@ fn device_attr(sys_image_guid: [u8; 8]) -> bindings::ib_device_attr {
         max_qp: params::MAX_QP,
         max_qp_wr: params::MAX_QP_WR,
         device_cap_flags: cap_flags as u64,
-        kernel_cap_flags: u64::from(ib_kernel_cap_flags_IBK_ALLOW_USER_UNREG),
+        kernel_cap_flags: u64::from(ib_kernel_cap_flags_IBK_ALLOW_USER_UNREG)
+            | if OdpUmem::supported() {
+                u64::from(ib_kernel_cap_flags_IBK_ON_DEMAND_PAGING)
+            } else {
+                0
+            },
+        odp_caps: odp_caps(),
         max_send_sge: params::MAX_SGE,
         max_recv_sge: params::MAX_SGE,
         max_sge_rd: params::MAX_SGE_RD,
@@ -236,6 +272,11 @@ fn port_attr() -> bindings::ib_port_attr {
 }
 
 impl RxeDevice {
+    /// Whether any on-demand-paging region is registered.
+    pub(crate) fn has_odp_regions(&self) -> bool {
+        self.odp_regions.load(Ordering::Relaxed) != 0
+    }
+
     /// `query_device`: the attributes, with the system image GUID in force.
     pub(crate) fn query_device(&self) -> bindings::ib_device_attr {
         let mut attr = self.attr;

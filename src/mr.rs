@@ -15,7 +15,9 @@
 //! access decisions themselves are [`crate::proto::access`]'s.
 
 use crate::{
+    abi::values,
     device::RxeDevice,
+    odp::OdpRegion,
     proto::{
         access::{
             self, AccessError, Extent, FastReg, FastRegError, MemKey, PageMap, RegionKeys,
@@ -25,6 +27,7 @@ use crate::{
     },
     sys::{
         mr::{random_key8, IbMr, PageList, Umem},
+        odp::OdpUmem,
         table::{Counted, UseCount},
     },
     verbs,
@@ -99,6 +102,9 @@ pub(crate) enum MrMemory {
     /// A fast-registration region (`alloc_mr`): pages a kernel ULP maps
     /// with `map_mr_sg` and registers with `IB_WR_REG_MR`.
     Fast(Pin<KBox<FastMr>>),
+    /// User memory registered for on-demand paging (`IB_ACCESS_ON_DEMAND`,
+    /// see [`crate::odp`]): not pinned, brought in when needed.
+    Odp(Pin<KBox<OdpRegion>>),
 }
 
 /// The mutable half of a fast-registration region. The key table's entry
@@ -239,13 +245,20 @@ pub(crate) fn get_dma_mr(rxe: &RxeDevice, pd: usize, access: u32) -> Result<Pin<
     register(rxe, pd, access, Extent::Whole, |_| Ok(MrMemory::Dma))
 }
 
-/// `reg_user_mr`: pins the user range and registers it.
+/// `reg_user_mr`: pins the user range and registers it; with
+/// `IB_ACCESS_ON_DEMAND` registers it for on-demand paging instead (no
+/// page pinned; implicit ODP, the whole address space, is `EOPNOTSUPP` as
+/// in rxe).
 pub(crate) fn reg_user_mr(
     rxe: &RxeDevice,
     pd: usize,
     req: &UserMrRequest,
 ) -> Result<Pin<KBox<RxeMr>>> {
-    let access = access::check_registration_access(req.access).map_err(registration_error)?;
+    let access = access::check_user_registration_access(req.access, OdpUmem::supported())
+        .map_err(registration_error)?;
+    if req.start == 0 && req.length == u64::MAX && access & values::access::ON_DEMAND != 0 {
+        return Err(EOPNOTSUPP);
+    }
     if req.length == 0 || req.iova.checked_add(req.length - 1).is_none() {
         return Err(EINVAL);
     }
@@ -255,6 +268,16 @@ pub(crate) fn reg_user_mr(
     // fails its key check).
     if access & crate::abi::values::access::FLUSH_PERSISTENT != 0 {
         return Err(EINVAL);
+    }
+    let extent = Extent::Range {
+        iova: req.iova,
+        length: req.length,
+    };
+    if access & values::access::ON_DEMAND != 0 {
+        let region = OdpRegion::new(rxe, req.start, req.length, access)?;
+        let mr = register(rxe, pd, access, extent, |_| Ok(MrMemory::Odp(region)))?;
+        rxe.odp_regions.fetch_add(1, Ordering::Relaxed);
+        return Ok(mr);
     }
     let umem = Umem::pin(rxe, req.start, req.length, access)?;
     let pages = umem.pages()?;
@@ -267,10 +290,6 @@ pub(crate) fn reg_user_mr(
         first_page_offset,
         pages,
         umem,
-    };
-    let extent = Extent::Range {
-        iova: req.iova,
-        length: req.length,
     };
     register(rxe, pd, access, extent, |_| Ok(memory))
 }
@@ -289,8 +308,77 @@ pub(crate) fn dereg_mr(rxe: &RxeDevice, mr: Pin<KBox<RxeMr>>) {
         fast.state.lock().reg.deallocate();
     }
     mr.uses.drain();
+    let odp = matches!(mr.memory, MrMemory::Odp(_));
     drop(mr);
+    if odp {
+        rxe.odp_regions.fetch_sub(1, Ordering::Relaxed);
+    }
     verbs::return_budget(&rxe.mrs);
+}
+
+/// What `advise_mr` (`ibv_advise_mr`) asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Advice {
+    /// Bring the pages in for reading.
+    Prefetch,
+    /// Bring the pages in for writing.
+    PrefetchWrite,
+    /// Map what is already there, without faulting: nothing to do here,
+    /// where the data path takes what is resident anyway.
+    PrefetchNoFault,
+}
+
+/// One range `advise_mr` names: an lkey and a range under it.
+pub(crate) struct AdviseRange {
+    /// The region's lkey.
+    pub(crate) lkey: u32,
+    /// First address.
+    pub(crate) addr: u64,
+    /// Bytes.
+    pub(crate) length: u32,
+}
+
+/// `advise_mr`: brings the pages of on-demand-paging regions of `pd` in
+/// before the data path needs them. Done at once (the asynchronous form
+/// may be, and ib_core's flush flag asks for it). An lkey that names no
+/// on-demand-paging region of `pd`, or a range outside it, is `EINVAL`;
+/// prefetching for writing a region registered read-only is `EPERM`; a
+/// range the process has no mapping for is `EFAULT`. Process context.
+pub(crate) fn advise_mr(
+    rxe: &RxeDevice,
+    pd: usize,
+    advice: Advice,
+    ranges: &[AdviseRange],
+) -> Result {
+    if advice == Advice::PrefetchNoFault {
+        return Ok(());
+    }
+    let write = advice == Advice::PrefetchWrite;
+    for r in ranges {
+        let key = MemKey(r.lkey);
+        let mr = rxe.keys.lookup(key.index()).ok_or(EINVAL)?;
+        let MrMemory::Odp(region) = &mr.memory else {
+            return Err(EINVAL);
+        };
+        let off = mr
+            .keys()
+            .check(
+                key,
+                access::KeyUse::Local,
+                pd,
+                0,
+                r.addr,
+                u64::from(r.length),
+            )
+            .map_err(|_| EINVAL)?;
+        if write && !region.umem.writable() {
+            return Err(EPERM);
+        }
+        region
+            .umem
+            .fault(region.start.wrapping_add(off), u64::from(r.length), write)?;
+    }
+    Ok(())
 }
 
 /// `rereg_user_mr` flags this driver carries out (rxe's: a new protection
@@ -311,16 +399,35 @@ pub(crate) mod rereg {
 /// read-only is `EACCES`. Nothing changes unless everything asked can be
 /// done.
 pub(crate) fn rereg_user_mr(mr: &RxeMr, flags: u32, pd: usize, access: u32) -> Result {
-    let MrMemory::User { umem, .. } = &mr.memory else {
-        return Err(EOPNOTSUPP);
-    };
     if flags & !(rereg::PD | rereg::ACCESS) != 0 {
         return Err(EOPNOTSUPP);
     }
-    // Write access to pages pinned read-only: `EACCES`.
-    umem.check_rereg(flags, access)?;
+    let odp = match &mr.memory {
+        // Write access to pages pinned read-only: `EACCES`.
+        MrMemory::User { umem, .. } => {
+            umem.check_rereg(flags, access)?;
+            false
+        }
+        MrMemory::Odp(region) => {
+            // The same for pages registered read-only; and a region stays
+            // what it was registered as, on demand or pinned.
+            let writes = values::access::LOCAL_WRITE
+                | values::access::REMOTE_WRITE
+                | values::access::REMOTE_ATOMIC;
+            if flags & rereg::ACCESS != 0 {
+                if access & values::access::ON_DEMAND == 0 {
+                    return Err(EOPNOTSUPP);
+                }
+                if access & writes != 0 && !region.umem.writable() {
+                    return Err(EACCES);
+                }
+            }
+            true
+        }
+        _ => return Err(EOPNOTSUPP),
+    };
     let access = if flags & rereg::ACCESS != 0 {
-        let a = access::check_registration_access(access).map_err(registration_error)?;
+        let a = access::check_user_registration_access(access, odp).map_err(registration_error)?;
         if a & crate::abi::values::access::FLUSH_PERSISTENT != 0 {
             // As at registration: no persistent memory here.
             return Err(EINVAL);

@@ -146,12 +146,13 @@ fn release(rxe: &RxeDevice, change: BindingChange) {
     }
 }
 
-/// What a bind sees of region `mr`: user regions carry windows; a DMA or
+/// What a bind sees of region `mr`: user regions (pinned or on demand)
+/// carry windows; a DMA or
 /// fast-registration region has no fixed range to bind inside.
 fn bind_target(mr: &RxeMr) -> BindTarget {
     let keys = mr.keys();
     let extent = match mr.memory {
-        MrMemory::User { .. } => keys.extent,
+        MrMemory::User { .. } | MrMemory::Odp(_) => keys.extent,
         MrMemory::Dma | MrMemory::Fast(_) => Extent::Whole,
     };
     BindTarget {
@@ -249,7 +250,7 @@ pub(crate) fn resolve(
         .keys
         .lookup(lkey.index())
         .ok_or(AccessError::UnknownKey)?;
-    if !matches!(mr.memory, MrMemory::User { .. }) {
+    if !matches!(mr.memory, MrMemory::User { .. } | MrMemory::Odp(_)) {
         return Err(AccessError::NotValid);
     }
     // The window granted `need`; the region's own check is of its key, PD

@@ -35,6 +35,9 @@ pub(crate) struct Drops {
     pub(crate) bad_icrc: AtomicU64,
     /// Not a RoCE packet (unusable skb, headers unreadable or truncated).
     pub(crate) malformed: AtomicU64,
+    /// A UD datagram whose receive buffer is in an on-demand-paging region
+    /// whose pages were out (see `crate::odp`).
+    pub(crate) not_resident: AtomicU64,
 }
 
 /// The receive path's drop counters.
@@ -43,6 +46,7 @@ pub(crate) static DROPS: Drops = Drops {
     no_qp: AtomicU64::new(0),
     bad_icrc: AtomicU64::new(0),
     malformed: AtomicU64::new(0),
+    not_resident: AtomicU64::new(0),
 };
 
 fn count(counter: &AtomicU64) {
@@ -203,6 +207,7 @@ pub(crate) fn dropped() -> u64 {
         &DROPS.no_qp,
         &DROPS.bad_icrc,
         &DROPS.malformed,
+        &DROPS.not_resident,
     ]
     .iter()
     .map(|c| c.load(Ordering::Relaxed))

@@ -586,6 +586,11 @@ void rxe_glue_tx_work_queue_on(int cpu, struct work_struct *work)
 	queue_work_on(cpu, rxe_glue_tx_wq, work);
 }
 
+void rxe_glue_work_queue_unbound(struct work_struct *work)
+{
+	queue_work(system_unbound_wq, work);
+}
+
 void rxe_glue_work_disable_sync(struct work_struct *work)
 {
 	disable_work_sync(work);

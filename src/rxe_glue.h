@@ -208,6 +208,8 @@ void rxe_glue_local_bh_enable(void);
 void rxe_glue_tx_init(void (*done)(void *arg));
 void rxe_glue_skb_set_tx_owner(struct sk_buff *skb, void *arg);
 
+/* queue_work(system_unbound_wq, @work). */
+void rxe_glue_work_queue_unbound(struct work_struct *work);
 /*
  * The driver's transmit workqueue: per-CPU, normal priority, process
  * context (as rxe's rxe_wq), so that a long reply shares its CPU with the

@@ -20,6 +20,7 @@ mod mr;
 mod multicast;
 mod mw;
 mod netns;
+mod odp;
 mod params;
 pub mod proto;
 mod qp;

@@ -58,6 +58,13 @@ pub(crate) fn pump(
         let (wr_id, opcode, status, len, flags) =
             match PostedWqe::read_from(&body.sq_buf, off, &limits) {
                 Ok(wqe) => {
+                    // A payload in an on-demand-paging region whose pages
+                    // are out: the WQE waits in the ring until the fault
+                    // work has them in and kicks the QP.
+                    let pd = qp.ibqp.pd_id();
+                    if memory::wqe_resident(rxe, pd, &wqe, false, body.qpn) == Ok(false) {
+                        return;
+                    }
                     let status = send_one(rxe, qp, inner, ndev, out, &wqe).err();
                     (wqe.wr_id, wqe.opcode, status, wqe.total_len, wqe.send_flags)
                 }
@@ -162,6 +169,18 @@ pub(crate) fn on_request(
     let pd = qp.ibqp.pd_id();
     let payload = pkt.payload;
     let len = GRH_LEN + payload.len();
+    let fits = len <= wqe.total_len as usize;
+    if fits && memory::sges_resident(rxe, pd, &wqe.sges, 0, len as u32, true, None) == Ok(false) {
+        // The receive buffer is in an on-demand-paging region whose pages
+        // are out: UD has no RNR NAK, so the datagram is dropped (counted)
+        // and the WQE kept for the next one, by when the fault work has
+        // brought the pages in.
+        inner.rc.next_recv = Some(wqe);
+        crate::recv::DROPS
+            .not_resident
+            .fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+        return;
+    }
     let cqe = if len > wqe.total_len as usize {
         Cqe::recv_error(wqe.wr_id, qp.body.qpn, WcStatus::LocLenErr)
     } else {

@@ -3,7 +3,10 @@
 //! Memory the data path reads and writes: a send WQE's payload (inline bytes
 //! or SGEs under lkeys), a receive WQE's SGEs, and ranges named by an rkey.
 //! Every access is decided by the key table ([`RegionKeys::check`]: key,
-//! protection domain, permission, bounds) before a byte moves.
+//! protection domain, permission, bounds) before a byte moves. An
+//! on-demand-paging region moves bytes only while its pages are resident
+//! (else [`AccessError::NotResident`], and a fault is asked for); the
+//! `*_resident` functions let a caller find out first, and wait.
 
 use crate::{
     abi::{
@@ -12,10 +15,12 @@ use crate::{
     },
     device::RxeDevice,
     mr::{FastMr, MrMemory, RxeMr},
+    odp::FaultRequest,
     proto::{
         access::{AccessError, KeyUse, MemKey},
         window::{names_window, WindowUser},
     },
+    sys::odp::NotResident,
 };
 
 /// Which way bytes move between a buffer and a region.
@@ -72,6 +77,7 @@ fn region_io(
 /// `off` in the region (kernel virtual address `va` for a DMA region), once
 /// the access is decided.
 fn placed_io(mr: &RxeMr, off: u64, va: u64, io: Io<'_>) -> Result<(), AccessError> {
+    let len = io.len();
     match &mr.memory {
         MrMemory::User {
             first_page_offset,
@@ -89,6 +95,42 @@ fn placed_io(mr: &RxeMr, off: u64, va: u64, io: Io<'_>) -> Result<(), AccessErro
         }
         .map_err(|_| AccessError::OutOfBounds),
         MrMemory::Fast(_) => Err(AccessError::NotValid),
+        MrMemory::Odp(region) => {
+            let uva = region.start.wrapping_add(off);
+            let (copied, write) = match io {
+                Io::Read(buf) => (region.umem.copy_out(uva, buf), false),
+                Io::Write(buf) => (region.umem.copy_in(uva, buf), true),
+            };
+            copied.map_err(
+                |NotResident| match region.request_fault(uva, len as u64, write, None) {
+                    FaultRequest::Queued => AccessError::NotResident,
+                    FaultRequest::Unmapped => AccessError::OutOfBounds,
+                },
+            )
+        }
+    }
+}
+
+/// Whether `[off, off + len)` of region `mr` can be accessed (written if
+/// `write`) without waiting for pages; if not, a fault is asked for that
+/// kicks the QP `wake` when done. `Err` when the pages cannot come in.
+fn region_resident(
+    mr: &RxeMr,
+    off: u64,
+    len: u64,
+    write: bool,
+    wake: Option<u32>,
+) -> Result<bool, AccessError> {
+    let MrMemory::Odp(region) = &mr.memory else {
+        return Ok(true);
+    };
+    let uva = region.start.wrapping_add(off);
+    if region.umem.resident(uva, len, write) {
+        return Ok(true);
+    }
+    match region.request_fault(uva, len, write, wake) {
+        FaultRequest::Queued => Ok(false),
+        FaultRequest::Unmapped => Err(AccessError::OutOfBounds),
     }
 }
 
@@ -147,17 +189,16 @@ fn check_key(
     }
 }
 
-/// Walks the bytes `[offset, offset + io.len())` of the concatenation of
-/// `sges`, moving each piece with `need` access.
-fn sge_io(
-    rxe: &RxeDevice,
-    user: WindowUser,
+/// Walks the bytes `[offset, offset + total)` of the concatenation of
+/// `sges`: `f(lkey, va, done, n)` for each piece of `n` bytes at `va` under
+/// `lkey`, the `done` bytes before it already walked. `OutOfBounds` if the
+/// SGEs end first.
+fn sge_walk(
     sges: &SgeList,
-    need: u32,
     offset: u32,
-    mut io: Io<'_>,
+    total: usize,
+    mut f: impl FnMut(u32, u64, usize, usize) -> Result<(), AccessError>,
 ) -> Result<(), AccessError> {
-    let total = io.len();
     let mut done = 0usize;
     let mut pos = 0u64;
     let start = u64::from(offset);
@@ -170,12 +211,7 @@ fn sge_io(
         if at < sge_end {
             let in_sge = at - pos;
             let n = ((sge_end - at) as usize).min(total - done);
-            let va = sge.addr.wrapping_add(in_sge);
-            let piece = match &mut io {
-                Io::Read(b) => Io::Read(&mut b[done..done + n]),
-                Io::Write(b) => Io::Write(&b[done..done + n]),
-            };
-            region_io(rxe, sge.lkey, KeyUse::Local, user, need, va, piece)?;
+            f(sge.lkey, sge.addr.wrapping_add(in_sge), done, n)?;
             done += n;
         }
         pos = sge_end;
@@ -185,6 +221,112 @@ fn sge_io(
     } else {
         Err(AccessError::OutOfBounds)
     }
+}
+
+/// Walks the bytes `[offset, offset + io.len())` of the concatenation of
+/// `sges`, moving each piece with `need` access.
+fn sge_io(
+    rxe: &RxeDevice,
+    user: WindowUser,
+    sges: &SgeList,
+    need: u32,
+    offset: u32,
+    mut io: Io<'_>,
+) -> Result<(), AccessError> {
+    sge_walk(sges, offset, io.len(), |lkey, va, done, n| {
+        let piece = match &mut io {
+            Io::Read(b) => Io::Read(&mut b[done..done + n]),
+            Io::Write(b) => Io::Write(&b[done..done + n]),
+        };
+        region_io(rxe, lkey, KeyUse::Local, user, need, va, piece)
+    })
+}
+
+/// Whether bytes `[offset, offset + len)` of the buffers `sges` describe
+/// (`pd`'s lkeys) can be accessed (written if `write`) without waiting for
+/// pages. For pieces in on-demand-paging regions that cannot, a fault is
+/// asked for that kicks the QP `wake` when done. A piece the key table
+/// refuses counts as resident: the access itself reports the error. `Err`
+/// when pages cannot come in.
+pub(crate) fn sges_resident(
+    rxe: &RxeDevice,
+    pd: usize,
+    sges: &SgeList,
+    offset: u32,
+    len: u32,
+    write: bool,
+    wake: Option<u32>,
+) -> Result<bool, AccessError> {
+    if !rxe.has_odp_regions() {
+        return Ok(true);
+    }
+    let mut resident = true;
+    let walked = sge_walk(sges, offset, len as usize, |lkey, va, _, n| {
+        let key = MemKey(lkey);
+        let Some(mr) = rxe.keys.lookup(key.index()) else {
+            return Ok(());
+        };
+        let Ok(off) = check_key(&mr, key, KeyUse::Local, pd, 0, va, n as u64) else {
+            return Ok(());
+        };
+        resident &= region_resident(&mr, off, n as u64, write, wake)?;
+        Ok(())
+    });
+    match walked {
+        Err(AccessError::OutOfBounds) | Ok(()) => Ok(resident),
+        Err(e) => Err(e),
+    }
+}
+
+/// [`sges_resident`] for the whole payload of a send WQE (read for
+/// SEND/WRITE, written for READ and atomics: `write`).
+pub(crate) fn wqe_resident(
+    rxe: &RxeDevice,
+    pd: usize,
+    wqe: &PostedWqe,
+    write: bool,
+    wake: u32,
+) -> Result<bool, AccessError> {
+    let Payload::Sges(sges) = &wqe.payload else {
+        return Ok(true);
+    };
+    let total: u64 = sges.as_slice().iter().map(|s| u64::from(s.length)).sum();
+    let len = u32::try_from(total).unwrap_or(u32::MAX);
+    sges_resident(rxe, pd, sges, 0, len, write, Some(wake))
+}
+
+/// Whether `[va, va + len)` of the region or window `rkey` names can be
+/// accessed (written if `write`) by the QP `user` without waiting for
+/// pages; if not, a fault is asked for. A range the key table refuses
+/// counts as resident (the access check reports it). `Err` when pages
+/// cannot come in.
+pub(crate) fn remote_resident(
+    rxe: &RxeDevice,
+    user: WindowUser,
+    rkey: u32,
+    va: u64,
+    len: u64,
+    write: bool,
+) -> Result<bool, AccessError> {
+    if !rxe.has_odp_regions() {
+        return Ok(true);
+    }
+    let key = MemKey(rkey);
+    let (mr, off) = if names_window(key) {
+        match crate::mw::resolve(rxe, key, user, 0, va, len) {
+            Ok(found) => found,
+            Err(_) => return Ok(true),
+        }
+    } else {
+        let Some(mr) = rxe.keys.lookup(key.index()) else {
+            return Ok(true);
+        };
+        let Ok(off) = check_key(&mr, key, KeyUse::Remote, user.pd, 0, va, len) else {
+            return Ok(true);
+        };
+        (mr, off)
+    };
+    region_resident(&mr, off, len, write, None)
 }
 
 /// The QP in `pd` using its own lkeys (which never name a window, so its

@@ -295,6 +295,27 @@ pub(crate) fn kick(qp: &RxeQp) {
         .queue_on(crate::sys::work::tx_cpu(qp.body.qpn));
 }
 
+/// Kicks the QP numbered `qpn`, if it still exists (an on-demand-paging
+/// fault it waited for is done).
+pub(crate) fn kick_qpn(rxe: &RxeDevice, qpn: u32) {
+    if let Some(qp) = rxe.qps.lookup(qpn) {
+        kick(&qp);
+    }
+}
+
+/// Kicks every QP of the device (more QPs waited for an on-demand-paging
+/// fault than its region could name).
+pub(crate) fn kick_all(rxe: &RxeDevice) {
+    let mut at = 0;
+    while let Some((qpn, qp)) = rxe.qps.next_from(at) {
+        kick(&qp);
+        let Some(next) = qpn.checked_add(1) else {
+            break;
+        };
+        at = next;
+    }
+}
+
 /// The QP's transmit work: responder replies, then the requester; in
 /// ERROR, flushes what a kernel ULP posted since (with interrupts off, so
 /// the post could not flush it itself).

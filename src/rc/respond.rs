@@ -26,7 +26,7 @@ use crate::{
         psn::Psn,
         responder::{
             replies::{OnePacket, Reply, ReplyPacket},
-            AccessError, PlaceTarget, ResponderAction, ResponderEnv,
+            AccessError, MemoryTarget, PlaceTarget, ResponderAction, ResponderEnv,
         },
         translate::RequestHeaders,
         transport::{AtomicArgs, AtomicOp, CompletionStatus, RemoteAccess, RemoteRange},
@@ -48,6 +48,8 @@ struct Env<'a> {
     qp: &'a RxeQp,
     rq: &'a mut Option<WorkQueue>,
     next: &'a mut Option<RecvWqe>,
+    /// The receive WQE of the message in progress (`RcState::recv`).
+    current: &'a Option<RecvWqe>,
 }
 
 impl ResponderEnv for Env<'_> {
@@ -111,6 +113,35 @@ impl ResponderEnv for Env<'_> {
             u64::from(range.len),
         )
         .map_err(|_| AccessError)
+    }
+
+    /// On-demand-paging regions (see [`crate::odp`]): a SEND's bytes of
+    /// the receive WQE (the one just taken, else the message's), a WRITE's
+    /// or READ's range, an atomic's word.
+    fn resident(&mut self, target: &MemoryTarget) -> Result<bool, AccessError> {
+        match *target {
+            MemoryTarget::Receive { offset, len } => {
+                let Some(wqe) = self.next.as_ref().or(self.current.as_ref()) else {
+                    return Ok(true);
+                };
+                let pd = self.qp.ibqp.pd_id();
+                // Buffers that cannot come in fail their placement, as any
+                // bad receive buffer does.
+                Ok(
+                    memory::sges_resident(self.rxe, pd, &wqe.sges, offset, len, true, None)
+                        .unwrap_or(true),
+                )
+            }
+            MemoryTarget::Remote { range, write } => memory::remote_resident(
+                self.rxe,
+                self.qp.key_user(),
+                range.rkey,
+                range.va,
+                u64::from(range.len),
+                write,
+            )
+            .map_err(|_| AccessError),
+        }
     }
 }
 
@@ -245,6 +276,7 @@ pub(crate) fn on_request(
         let RcState {
             responder,
             next_recv,
+            recv,
             ..
         } = &mut **rc;
         let mut env = Env {
@@ -252,6 +284,7 @@ pub(crate) fn on_request(
             qp,
             rq,
             next: next_recv,
+            current: recv,
         };
         responder.step(&req, &mut env, &mut |a| {
             if let Some(slot) = actions.get_mut(n) {

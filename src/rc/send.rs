@@ -19,7 +19,7 @@ use crate::{
     counters::Counter,
     device::RxeDevice,
     proto::{
-        access::Invalidation,
+        access::{AccessError, Invalidation},
         headers::{Ieth, ImmDt},
         opcode::Transport,
         packet::ExtHeaders,
@@ -229,6 +229,14 @@ fn take_wqes(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
             // atomic requests; here for all earlier requests.
             return;
         }
+        // Buffers in an on-demand-paging region whose pages are out: the
+        // WQE waits in the ring until the fault work has brought them in
+        // and kicks the QP (see `crate::odp`).
+        match memory::wqe_resident(rxe, pd, &w, writes_payload(&w), qp.body.qpn) {
+            Ok(true) => {}
+            Ok(false) => return,
+            Err(_) => return refuse(rxe, qp, inner, w.wr_id, w.opcode, WcStatus::LocProtErr),
+        }
         let rc = &mut *inner.rc;
         let mut dropped = false;
         if rc
@@ -283,11 +291,7 @@ fn check_taken(
     id: u64,
     w: &PostedWqe,
 ) -> Result<Option<RequesterWqe>, WcStatus> {
-    let write = matches!(
-        w.opcode,
-        WrOpcode::RdmaRead | WrOpcode::AtomicCmpAndSwp | WrOpcode::AtomicFetchAndAdd
-    );
-    if memory::check_sges(rxe, pd, w, write).is_err() {
+    if memory::check_sges(rxe, pd, w, writes_payload(w)).is_err() {
         return Err(WcStatus::LocProtErr);
     }
     match requester_wqe(id, w) {
@@ -295,6 +299,15 @@ fn check_taken(
         Err(NotTransport::Local) => Ok(None),
         Err(NotTransport::Unsupported) => Err(WcStatus::LocQpOpErr),
     }
+}
+
+/// Whether the operation writes into its scatter/gather list (READ and
+/// atomic responses land there) rather than reading it.
+fn writes_payload(w: &PostedWqe) -> bool {
+    matches!(
+        w.opcode,
+        WrOpcode::RdmaRead | WrOpcode::AtomicCmpAndSwp | WrOpcode::AtomicFetchAndAdd
+    )
 }
 
 /// Carries out a local operation of the QP `user` (no packet):
@@ -488,11 +501,20 @@ fn run(
                 ..ExtHeaders::default()
             };
             let len = h.payload_len as usize;
+            let mut paged_out = false;
             let sent = path.emit(rxe, out, &bth, &ext, len, |buf| {
-                memory::gather(rxe, pd, wqe, tx.payload_offset, buf).map_err(|_| ())
+                memory::gather(rxe, pd, wqe, tx.payload_offset, buf)
+                    .map_err(|e| paged_out = e == AccessError::NotResident)
             });
             match sent {
                 Ok(()) => trace::req_tx(qp.body.qpn, h.psn, opcode.as_u8(), tx.retransmit),
+                Err(BuildFailure::Payload) if paged_out => {
+                    // An on-demand-paging buffer lost its pages after the
+                    // WQE was taken (the process's mappings changed): the
+                    // packet is not sent, as if lost, and the retry timer
+                    // sends it again once the fault work has them back.
+                    rxe.counters.inc(Counter::SendErr);
+                }
                 Err(BuildFailure::Payload) => {
                     // The memory went away after the WQE was checked.
                     super::complete::enter_error(rxe, qp, inner);

@@ -357,6 +357,11 @@ fn device_ops() -> bindings::ib_device_ops {
         get_dma_mr: Some(super::mr::get_dma_mr_callback),
         reg_user_mr: Some(super::mr::reg_user_mr_callback),
         rereg_user_mr: Some(super::mr::rereg_user_mr_callback),
+        advise_mr: if super::odp::OdpUmem::supported() {
+            Some(super::mr::advise_mr_callback)
+        } else {
+            None
+        },
         dereg_mr: Some(super::mr::dereg_mr_callback),
         alloc_mr: Some(super::mr::alloc_mr_callback),
         map_mr_sg: Some(super::mr::map_mr_sg_callback),

@@ -15,6 +15,7 @@ pub(crate) mod lock;
 pub(crate) mod mr;
 pub(crate) mod mw;
 pub(crate) mod net;
+pub(crate) mod odp;
 pub(crate) mod post;
 pub(crate) mod qp;
 pub(crate) mod queue;

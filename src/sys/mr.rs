@@ -392,3 +392,56 @@ pub(super) unsafe extern "C" fn map_mr_sg_callback(
     guard.staged.finish(length);
     mapped
 }
+
+/// `.advise_mr` (`ibv_advise_mr`; set only when the kernel has on-demand
+/// paging): prefetches on-demand-paging regions.
+///
+/// # Safety
+///
+/// Called by ib_core only, in process context, with a live PD of one of our
+/// devices and `num_sge` SGEs at `sg_list`.
+pub(super) unsafe extern "C" fn advise_mr_callback(
+    pd: *mut bindings::ib_pd,
+    advice: bindings::ib_uverbs_advise_mr_advice,
+    _flags: u32,
+    sg_list: *mut bindings::ib_sge,
+    num_sge: u32,
+    _attrs: *mut bindings::uverbs_attr_bundle,
+) -> c_int {
+    let advice = match advice {
+        bindings::ib_uverbs_advise_mr_advice_IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH => {
+            mr::Advice::Prefetch
+        }
+        bindings::ib_uverbs_advise_mr_advice_IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_WRITE => {
+            mr::Advice::PrefetchWrite
+        }
+        bindings::ib_uverbs_advise_mr_advice_IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT => {
+            mr::Advice::PrefetchNoFault
+        }
+        _ => return EOPNOTSUPP.to_errno(),
+    };
+    // SAFETY: ib_core passes a live PD of one of our devices.
+    let rxe = unsafe { super::ib::rxe_of((*pd).device) };
+    let sges: &[bindings::ib_sge] = if num_sge == 0 || sg_list.is_null() {
+        &[]
+    } else {
+        // SAFETY: ib_core passes `num_sge` SGEs at `sg_list`, valid for
+        // the call.
+        unsafe { core::slice::from_raw_parts(sg_list, num_sge as usize) }
+    };
+    let mut ranges = KVec::new();
+    for s in sges {
+        let range = mr::AdviseRange {
+            lkey: s.lkey,
+            addr: s.addr,
+            length: s.length,
+        };
+        if ranges.push(range, GFP_KERNEL).is_err() {
+            return ENOMEM.to_errno();
+        }
+    }
+    match mr::advise_mr(rxe, pd as usize, advice, &ranges) {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}

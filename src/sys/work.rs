@@ -88,6 +88,14 @@ impl TxWork {
         unsafe { bindings::rxe_glue_tx_work_queue_on(cpu as i32, self.as_ptr()) };
     }
 
+    /// Queues the work on the kernel's unbound workqueue (any CPU; for
+    /// work that sleeps, such as bringing pages in) unless it is queued
+    /// already. Any context but hard IRQ; a no-op once disabled.
+    pub(crate) fn queue_unbound(&self) {
+        // SAFETY: Set up by the type invariant.
+        unsafe { bindings::rxe_glue_work_queue_unbound(self.as_ptr()) };
+    }
+
     /// Stops the work for good: cancels it if queued, waits if it runs,
     /// and makes later queueing a no-op. Process context.
     pub(crate) fn disable(&self) {
