@@ -1,0 +1,18 @@
+# On-demand paging over RC through stock librxe, between two devices in two
+# namespaces (tests/vm/t_odp.py: the ODP capabilities, the data-integrity
+# suite on regions registered on demand, mappings that change under them,
+# ibv_advise_mr, an unmapped page, implicit ODP refused). Needs a kernel
+# with CONFIG_INFINIBAND_ON_DEMAND_PAGING (both of ours have it).
+. "$(dirname "$0")/lib.sh"
+
+need_pyverbs
+# ib_umem_odp_get exists only with CONFIG_INFINIBAND_ON_DEMAND_PAGING.
+grep -q ' ib_umem_odp_get$' /proc/kallsyms ||
+    fail "the kernel has no CONFIG_INFINIBAND_ON_DEMAND_PAGING"
+rxe_load || fail "modprobe"
+two_namespaces || fail "two-namespace set-up"
+start=$SECONDS
+expect "on-demand paging rxe0 to rxe1" timeout -k 5 600 "$PY" "$(dirname "$0")/t_odp.py" "$RXE_DRIVER" rxe0 "$g0" rxe1 "$g1"
+sed 's/^/  /' /tmp/expect.out
+note "($((SECONDS - start)) s)"
+two_namespaces_down
