@@ -366,3 +366,51 @@ fn pages_that_cannot_come_in_are_a_remote_access_error() {
     assert!(places(&a).is_empty());
     assert!(resp.is_error());
 }
+
+#[test]
+fn requester_says_where_a_read_response_lands() {
+    use rxe_proto::proto::replay::{SendWqe, WqeOp};
+    use rxe_proto::proto::requester::{Requester, RequesterConfig, RequesterEvent};
+    let mut req = Requester::<8>::new(RequesterConfig::new(Mtu::MTU_256, Psn::new(0xff_fffe)));
+    assert_eq!(
+        req.read_response_target(Psn::new(0xff_fffe)),
+        None,
+        "nothing posted"
+    );
+    let mut ignore = |_| panic!("post must not act");
+    req.post(
+        SendWqe {
+            id: 7,
+            op: WqeOp::Read {
+                va: MR_VA,
+                rkey: MR_RKEY,
+            },
+            length: 600,
+        },
+        &mut ignore,
+    )
+    .unwrap();
+    req.post(
+        SendWqe {
+            id: 8,
+            op: WqeOp::Send {
+                imm: None,
+                invalidate_rkey: None,
+            },
+            length: 10,
+        },
+        &mut ignore,
+    )
+    .unwrap();
+    req_step(&mut req, RequesterEvent::Transmit { budget: 8 });
+    // 600 bytes at MTU 256: PSNs 0xfffffe, 0xffffff, 0 (wrapping).
+    assert_eq!(req.read_response_target(Psn::new(0xff_fffe)), Some((7, 0)));
+    assert_eq!(
+        req.read_response_target(Psn::new(0xff_ffff)),
+        Some((7, 256))
+    );
+    assert_eq!(req.read_response_target(Psn::new(0)), Some((7, 512)));
+    // Outside the READ: the SEND after it, and before it.
+    assert_eq!(req.read_response_target(Psn::new(1)), None);
+    assert_eq!(req.read_response_target(Psn::new(0xff_fffd)), None);
+}

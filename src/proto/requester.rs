@@ -577,6 +577,24 @@ impl<const N: usize> Requester<N> {
         self.error
     }
 
+    /// Where a READ response at `psn` would be placed, if it answers the
+    /// oldest WQE, a READ: that WQE's id and the byte offset in its local
+    /// buffers. For a driver that must know before the response is taken
+    /// whether the memory there can be written (on-demand paging): the
+    /// response itself is checked when it is taken.
+    pub fn read_response_target(&self, psn: Psn) -> Option<(u64, u32)> {
+        let head = self.buffer.front()?;
+        if !matches!(head.wqe.op, WqeOp::Read { .. })
+            || psn.before(head.first_psn)
+            || psn.after(head.last_psn)
+        {
+            return None;
+        }
+        let offset =
+            u64::from(psn.distance_from(head.first_psn)) * u64::from(self.config.mtu.bytes());
+        Some((head.wqe.id, u32::try_from(offset).ok()?))
+    }
+
     /// WQEs posted and not yet completed.
     pub fn outstanding_wqes(&self) -> usize {
         self.buffer.len()

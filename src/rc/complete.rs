@@ -4,14 +4,14 @@
 //! and the way out of service: ERROR, with every outstanding and queued work
 //! request flushed to its CQ.
 
-use super::{send, wire::Outbox, SQ_WINDOW};
+use super::{memory, send, wire::Outbox, SQ_WINDOW};
 use crate::{
-    abi::cqe::Completion as Cqe,
+    abi::{cqe::Completion as Cqe, send_wqe::Payload},
     device::RxeDevice,
     proto::{
         packet::Packet,
         qp_attr::QpState,
-        requester::{RequesterEvent, ResponsePacket},
+        requester::{RequesterEvent, ResponseOp, ResponsePacket},
     },
     qp::{QpInner, RxeQp},
     sys::net::NetDevice,
@@ -42,6 +42,14 @@ pub(crate) fn on_response(
     };
     // rxe's `ack_deferred`: response packets handed to the completer.
     rxe.counters.inc(crate::counters::Counter::AckDeferred);
+    if !read_data_resident(rxe, qp, inner, &resp, pkt.payload.len()) {
+        // Its READ's buffer is in an on-demand-paging region whose pages
+        // went since the WQE was taken: dropped as if lost (the next
+        // response re-issues the READ from here, or the retry timer
+        // does), while the fault work brings the pages back.
+        rxe.counters.inc(crate::counters::Counter::SendErr);
+        return;
+    }
     if let Some(aeth) = pkt.ext.aeth {
         crate::sys::trace::comp_ack(
             qp.body.qpn,
@@ -61,6 +69,29 @@ pub(crate) fn on_response(
         Some(pkt.payload),
     );
     super::transmit_or_kick(rxe, qp, inner, ndev, out);
+}
+
+/// Whether a READ response's payload can be placed without waiting for
+/// pages (only on-demand-paging regions can say no; a fault is then asked
+/// for, which kicks the QP when done).
+fn read_data_resident(
+    rxe: &RxeDevice,
+    qp: &RxeQp,
+    inner: &QpInner,
+    resp: &ResponsePacket,
+    len: usize,
+) -> bool {
+    if len == 0 || !rxe.has_odp_regions() || !matches!(resp.op, ResponseOp::ReadResponse(_)) {
+        return true;
+    }
+    let Some((wqe_id, offset)) = inner.rc.requester.read_response_target(resp.psn) else {
+        return true;
+    };
+    let Some(Payload::Sges(sges)) = inner.rc.posted(wqe_id).map(|w| &w.payload) else {
+        return true;
+    };
+    let pd = qp.ibqp.pd_id();
+    memory::sges_resident(rxe, pd, sges, offset, len as u32, true, Some(qp.body.qpn)) != Ok(false)
 }
 
 /// Which requester timer fired.
