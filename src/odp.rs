@@ -212,12 +212,15 @@ pub(crate) fn serve_faults(region: &OdpRegion) {
             taken
         };
         for w in &ranges[..nranges] {
-            if region
-                .umem
-                .fault(w.first, w.end - w.first, w.write)
-                .is_err()
-            {
-                region.requests.lock().failed = Some((w.first, w.end));
+            match region.umem.fault(w.first, w.end - w.first, w.write) {
+                // No such mapping (or not with the access asked): the
+                // next access to it fails.
+                Err(e) if e == EFAULT || e == EPERM => {
+                    region.requests.lock().failed = Some((w.first, w.end));
+                }
+                // Anything else (the process is exiting, invalidations
+                // kept racing the fault) is tried again when asked again.
+                _ => {}
             }
         }
         let rxe = region.device();

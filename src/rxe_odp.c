@@ -160,9 +160,9 @@ static bool rxe_odp_resident_locked(struct rxe_odp *odp, u64 va, u64 len, bool w
 
 	if (odp->stale || va < start || va > end || len > end - va)
 		return false;
-	for (addr = ALIGN_DOWN(va, BIT(umem->page_shift)); addr < va + len;
-	     addr += BIT(umem->page_shift)) {
-		size_t idx = (addr - start) >> umem->page_shift;
+	/* The pfn list has an entry per PAGE_SIZE, whatever page_shift is. */
+	for (addr = ALIGN_DOWN(va, PAGE_SIZE); addr < va + len; addr += PAGE_SIZE) {
+		size_t idx = (addr - start) >> PAGE_SHIFT;
 
 		if ((umem->map.pfn_list[idx] & need) != need)
 			return false;
@@ -194,16 +194,12 @@ int rxe_odp_copy(struct rxe_odp *odp, u64 va, void *buf, size_t len, bool to_pag
 		return -EAGAIN;
 	}
 	while (len) {
-		size_t idx = (va - start) >> umem->page_shift;
-		size_t off = va & (BIT(umem->page_shift) - 1);
-		size_t n = min_t(size_t, len, BIT(umem->page_shift) - off);
+		size_t idx = (va - start) >> PAGE_SHIFT;
+		size_t off = va & (PAGE_SIZE - 1);
+		size_t n = min_t(size_t, len, PAGE_SIZE - off);
 		struct page *page = hmm_pfn_to_page(umem->map.pfn_list[idx]);
 		u8 *kva;
 
-		/* A huge page's subpages follow each other in the map. */
-		page += off >> PAGE_SHIFT;
-		off &= PAGE_SIZE - 1;
-		n = min_t(size_t, n, PAGE_SIZE - off);
 		kva = kmap_local_page(page);
 		if (to_pages)
 			memcpy(kva + off, p, n);
