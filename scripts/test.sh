@@ -108,6 +108,7 @@ logdir=$(cd "$logdir" && pwd)
 gcc -O1 -g -Wall -Werror -o "$logdir/hostile_ring" tests/vm/hostile_ring.c -libverbs
 gcc -O1 -g -Wall -Werror -o "$logdir/rereg" tests/vm/rereg.c -libverbs
 gcc -O1 -g -Wall -Werror -o "$logdir/mcast" tests/vm/mcast.c -libverbs
+gcc -O1 -g -Wall -Werror -o "$logdir/advise" tests/vm/advise.c -libverbs
 # pyz: the tests' python3, forking pyverbs scripts from a warm Python
 # (tests/vm/lib.sh, PY); static, so that starting it costs the least.
 gcc -O1 -g -Wall -Werror -static -o "$logdir/pyz" tests/vm/pyz.c
@@ -397,7 +398,7 @@ else
         rm -rf "$prod_dir"
         prod_kdir=$(readlink -f "$RXE_CACHE/kernel-bench")
         mkdir -p "$prod_dir/kmod"
-        cp "$logdir"/hostile_ring "$logdir"/rereg "$logdir"/mcast "$logdir"/pyz "$prod_dir/"
+        cp "$logdir"/hostile_ring "$logdir"/rereg "$logdir"/mcast "$logdir"/advise "$logdir"/pyz "$prod_dir/"
         cp tests/kmod/Kbuild tests/kmod/*.c "$prod_dir/kmod/"
         make -s -C "$prod_kdir" LLVM=1 M="$prod_dir/kmod" W=1 KCFLAGS=-Werror modules
         prod_ko=$("$here/scripts/build-module.sh" bench 2> "$logdir/module-bench.log") ||

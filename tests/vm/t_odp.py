@@ -11,15 +11,12 @@ responder, on both drivers:
   written again by the CPU are what a remote READ returns, and a remote
   WRITE lands where the CPU then reads; write protection taken away and
   given back (mprotect) before atomics;
-- ibv_advise_mr prefetches (ours refuses a region that is not on demand:
-  EINVAL; the C driver does not check, see below);
 - a remote READ of a page the process unmapped fails with
   REM_ACCESS_ERR, as one of a range never mapped;
 - implicit ODP (the whole address space) is refused.
 
     t_odp.py DRIVER DEV_A GID_INDEX_A DEV_B GID_INDEX_B"""
 import ctypes
-import errno
 import os
 import random
 import sys
@@ -27,7 +24,6 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import integrity  # noqa: E402
-from verbs_util import expect_errno  # noqa: E402
 from pyverbs.mr import MR  # noqa: E402
 from pyverbs.wr import SendWR, SGE  # noqa: E402
 from pyverbs.pyverbs_error import PyverbsRDMAError  # noqa: E402
@@ -136,20 +132,6 @@ def mappings_change(a, b, rng):
     return "mappings: 3 rounds of DONTNEED under READ and WRITE, mprotect then atomics"
 
 
-def advise(drv, a):
-    a.pd.advise_mr(e._IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE, e._IBV_ADVISE_MR_FLAG_FLUSH,
-                   [SGE(a.buf, 64 * PAGE, a.mr.lkey)])
-    a.pd.advise_mr(e._IBV_ADVISE_MR_ADVICE_PREFETCH, 0, [SGE(a.buf + PAGE, 8 * PAGE, a.mr.lkey)])
-    a.pd.advise_mr(e._IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT, 0, [SGE(a.buf, PAGE, a.mr.lkey)])
-    if drv == "rust":
-        pinned = MR(a.pd, PAGE, integrity.ACCESS)
-        expect_errno("advise_mr on a pinned region", errno.EINVAL,
-                     lambda: a.pd.advise_mr(e._IBV_ADVISE_MR_ADVICE_PREFETCH, 0,
-                                            [SGE(pinned.buf, PAGE, pinned.lkey)]))
-        pinned.close()
-    return "advise_mr: prefetch, prefetch write (flush), no fault"
-
-
 def unmapped(a, b):
     """A remote READ of a page B's process unmapped: REM_ACCESS_ERR. The
     QP pair is then in ERROR; this check comes last."""
@@ -171,7 +153,6 @@ def implicit(pd):
 
 
 def main():
-    drv = sys.argv[1]
     args = sys.argv[2:]
     rng = random.Random(int(os.environ.get("RXE_SEED", "6011")))
     a = OdpEnd(args[0], int(args[1]))
@@ -180,7 +161,6 @@ def main():
     integrity.connect(a, b, rng)
     print("integrity, both ends on demand: " + integrity.run_checks(a, b, rng), flush=True)
     print(mappings_change(a, b, rng), flush=True)
-    print(advise(drv, a), flush=True)
     print(implicit(a.pd), flush=True)
     print(unmapped(a, b), flush=True)
     sys.stdout.flush()
