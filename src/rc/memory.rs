@@ -290,6 +290,9 @@ pub(crate) fn wqe_resident(
     let Payload::Sges(sges) = &wqe.payload else {
         return Ok(true);
     };
+    if !rxe.has_odp_regions() {
+        return Ok(true);
+    }
     let total: u64 = sges.as_slice().iter().map(|s| u64::from(s.length)).sum();
     let len = u32::try_from(total).unwrap_or(u32::MAX);
     sges_resident(rxe, pd, sges, 0, len, write, Some(wake))
