@@ -322,6 +322,55 @@ prod_notrun() {
     done
 }
 prod_dir=$logdir/prod
+# The C driver's pass is the yardstick: it shows each test is right. What
+# it depends on is the production kernel (its build key: sources, config,
+# toolchain), the tests and what runs them, and the userspace the guest
+# borrows from this machine (rdma-core, perftest, python3, gcc for the
+# test programs, QEMU). Under one key its verdicts and outputs do not
+# change (up to flakes), so a green full pass is kept in
+# $RXE_CACHE/c-pass-<key> and later runs with that key reuse it: its
+# verdicts are reported with "cached: <when>", its outputs (devinfo-c.txt...)
+# are put back for the comparisons. RXE_C_CACHE=0 runs it anyway.
+c_pass_key() {
+    {
+        "$here/scripts/build-kernel.sh" bench --key
+        dpkg-query -W -f='${Package} ${Version}\n' rdma-core libibverbs1 ibverbs-providers librdmacm1t64 \
+            librdmacm1 ibverbs-utils rdmacm-utils perftest python3-pyverbs qemu-system-x86 2>/dev/null | sort
+        python3 --version; gcc --version | head -1
+        (cd "$here" && find tests scripts/vm.sh scripts/lib.sh scripts/check-dmesg.sh -type f \
+            ! -path '*/__pycache__/*' ! -name '*.pyc' -print0 | sort -z | xargs -0 sha256sum)
+    } | sha256sum | cut -c1-16
+}
+c_cache=$RXE_CACHE/c-pass-$(c_pass_key)
+# c_pass_cached NAMES...: a kept pass has a verdict for every one.
+c_pass_cached() {
+    local n
+    [ "${RXE_C_CACHE:-1}" != 0 ] && [ -f "$c_cache/results.txt" ] && [ -f "$c_cache/outputs.tar" ] || return 1
+    for n in "$@"; do
+        cut -f2 "$c_cache/results.txt" | grep -qxF "$n" || return 1
+    done
+}
+# c_pass_keep NAMES...: keep this run's C pass if it ran all of them
+# (every C test, not a pattern's part) and none failed.
+c_pass_keep() {
+    local all n tmp
+    mapfile -t all < <(bash "$suite" --only c --list .)
+    [ "$#" = "${#all[@]}" ] || return 0
+    awk -F'\t' '$2 ~ /^c\// && $1 != "PASS" && $1 != "SKIP" { bad = 1 } END { exit bad }' \
+        "$prod_dir/results-prod.txt" || return 0
+    for n in "$@"; do
+        cut -f2 "$prod_dir/results-prod.txt" | grep -qxF "$n" || return 0
+    done
+    tmp=$c_cache.tmp
+    rm -rf "$tmp"; mkdir -p "$tmp"
+    awk -F'\t' '$2 ~ /^c\//' "$prod_dir/results-prod.txt" > "$tmp/results.txt"
+    (cd "$prod_dir" && find . -maxdepth 1 \( -name '*-c' -o -name '*-c.*' \) -printf '%P\n'; \
+        [ ! -d tests/c ] || echo tests/c) | (cd "$prod_dir" && tar -cf "$tmp/outputs.tar" -T -)
+    echo "the run of $(date -u '+%Y-%m-%d %H:%M UTC') (logs: $prod_dir)" > "$tmp/when"
+    for n in "$RXE_CACHE"/c-pass-*; do [ "$n" = "$tmp" ] || rm -rf "$n"; done
+    mv "$tmp" "$c_cache"
+    echo "vm: the C driver's pass is green: kept in $c_cache for later runs with the same key"
+}
 # Estimates: the last pass's wall time (guest and interop), else 15
 # minutes (720 s on this machine, 2026-12-04).
 prod_est=$(cat "$RXE_CACHE/prod-pass-seconds" 2>/dev/null || echo 900)
@@ -403,10 +452,25 @@ else
         make -s -C "$prod_kdir" LLVM=1 M="$prod_dir/kmod" W=1 KCFLAGS=-Werror modules
         prod_ko=$("$here/scripts/build-module.sh" bench 2> "$logdir/module-bench.log") ||
             { cat "$logdir/module-bench.log"; exit 1; }
-        if [ ${#prod_want[@]} -gt 0 ]; then
+        # The C driver's pass, from the cache when nothing it depends on
+        # changed (c_pass_cached above); else it runs, and a green full
+        # pass is kept for the next run.
+        c_want=() guest_want=() guest_only=(--only rust --only c) c_cached=false
+        for n in "${prod_want[@]}"; do [[ $n != c/* ]] || c_want+=("$n"); done
+        if [ ${#c_want[@]} -gt 0 ] && c_pass_cached "${c_want[@]}"; then
+            c_cached=true
+            guest_only=(--only rust)
+            for n in "${prod_want[@]}"; do [[ $n == c/* ]] || guest_want+=("$n"); done
+            echo "vm: the C driver's pass is cached ($c_cache, $(cat "$c_cache/when")): its ${#c_want[@]} verdicts and outputs are that run's, it does not run now (RXE_C_CACHE=0 runs it)"
+            tar -xf "$c_cache/outputs.tar" -C "$prod_dir"
+        else
+            guest_want=("${prod_want[@]}")
+        fi
+        : > "$prod_dir/results-prod.txt"
+        if [ ${#guest_want[@]} -gt 0 ]; then
             timed KDIR="$prod_kdir" RXE_KO="$prod_ko" RXE_VM_QUIET=1 RXE_VM_CPUS=2 RXE_VM_TAG=prod \
                 RXE_VM_TIMEOUT="${RXE_VM_TIMEOUT:-$(cap_timeout $((prod_est * 3 + 600)))}" "$here/scripts/vm.sh" "$prod_dir" "$suite" \
-                --only rust --only c --results "$prod_dir/results-prod.txt" "$(anchored "${prod_want[@]}")" \
+                "${guest_only[@]}" --results "$prod_dir/results-prod.txt" "$(anchored "${guest_want[@]}")" \
                 > "$prod_dir/vm-prod.out" 2>&1 || true
             cat "$prod_dir/guest-prod.log" "$prod_dir/vm-prod.out" 2>/dev/null || true
             if [ ! -f "$prod_dir/guest-prod.status" ]; then
@@ -415,9 +479,18 @@ else
                 ! grep -q 'kernel log: ' "$prod_dir/results-prod.txt" 2>/dev/null; then
                 extra "vm-prod/kernel-log" "a problem in $prod_dir/dmesg-prod.txt that no test was blamed for"
             fi
-            awk -F'\t' -v OFS='\t' '$2 ~ /^rust\// { $2 = "prod/" $2 } { print }' \
-                "$prod_dir/results-prod.txt" > "$logdir/results-prod.txt" 2>/dev/null || true
         fi
+        if $c_cached; then
+            # The cached verdicts, each saying so.
+            for n in "${c_want[@]}"; do
+                awk -F'\t' -v OFS='\t' -v n="$n" -v w="cached: $(cat "$c_cache/when")" \
+                    '$2 == n { $4 = ($4 != "" ? $4 "; " w : w); print }' "$c_cache/results.txt"
+            done >> "$prod_dir/results-prod.txt"
+        elif [ ${#c_want[@]} -gt 0 ]; then
+            c_pass_keep "${c_want[@]}"
+        fi
+        awk -F'\t' -v OFS='\t' '$2 ~ /^rust\// { $2 = "prod/" $2 } { print }' \
+            "$prod_dir/results-prod.txt" > "$logdir/results-prod.txt" 2>/dev/null || true
         # The comparisons only diff the two drivers' outputs: run them here.
         if [ ${#cmp_want[@]} -gt 0 ]; then
             echo "---- comparisons"
@@ -433,8 +506,8 @@ else
                 "$logdir/interop" || true
         fi
         # The whole pass's time, for the next run's estimate (only from a
-        # run that ran all of it).
-        if [ "$pattern" = . ]; then
+        # run that ran all of it, the C driver's pass included).
+        if [ "$pattern" = . ] && ! $c_cached; then
             echo $(($(date +%s) - prod_start)) > "$RXE_CACHE/prod-pass-seconds"
         fi
     fi
