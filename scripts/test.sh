@@ -19,7 +19,7 @@
 #   driver's tests, spread over RXE_VM_GUESTS guests (default 2, of one
 #   vCPU each; one guest gets 2), longest first by the durations of
 #   earlier runs; the tests that need two CPUs (RXE_VM_SMP_TESTS) then run
-#   in a guest of 2 vCPUs. Its debug checks cost about thirty times the
+#   in a guest of 2 vCPUs. Its debug checks cost 3 to 15 times the
 #   tests' own time under TCG: this is most of the run.
 # - the production kernel (the same options without the debug ones; the
 #   "bench" flavour scripts/bench.sh uses): in one guest of 2 vCPUs, the

@@ -88,7 +88,7 @@ rxe_use_driver() {
 }
 
 # rxe_debug_kernel: is the booted kernel the debug one (KASAN)? Its
-# checks cost about thirty times a test's own time under TCG, so a test
+# checks cost 3 to 15 times a test's own time under TCG, so a test
 # that moves a volume of data moves less there; the production kernel's
 # pass (scripts/test.sh) moves the full volume through the same paths.
 rxe_debug_kernel() {
