@@ -445,7 +445,10 @@ else
             echo "$t"
         }
         rm -rf "$prod_dir"
-        prod_kdir=$(readlink -f "$RXE_CACHE/kernel-bench")
+        # The tree of this run's key (build-kernel.sh points the
+        # kernel-bench link at it when it is cached): the link alone may
+        # still name an older tree, built before this key's was.
+        prod_kdir=$("$here/scripts/build-kernel.sh" bench | tail -n 1)
         mkdir -p "$prod_dir/kmod"
         cp "$logdir"/hostile_ring "$logdir"/rereg "$logdir"/mcast "$logdir"/advise "$logdir"/pyz "$prod_dir/"
         cp tests/kmod/Kbuild tests/kmod/*.c "$prod_dir/kmod/"
