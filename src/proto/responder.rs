@@ -739,14 +739,7 @@ impl<const R: usize> Responder<R> {
                 None
             }
             None => {
-                self.counters.send_rnr_err += 1;
-                out.push(ResponderAction::SendAck {
-                    psn: pkt.psn,
-                    syndrome: Syndrome::RnrNak {
-                        timer: self.config.min_rnr_timer,
-                    },
-                    msn: self.msn,
-                });
+                self.rnr_nak(pkt.psn, out);
                 out.push(ResponderAction::Drop {
                     reason: DropReason::ReceiverNotReady,
                 });
@@ -1051,17 +1044,23 @@ impl<const R: usize> Responder<R> {
     /// message (the drop makes [`Self::step_unreliable`] abandon it).
     fn not_resident(&mut self, pkt: &RequestPacket, out: &mut impl ActionSink<ResponderAction>) {
         if !self.unreliable {
-            self.counters.send_rnr_err += 1;
-            out.push(ResponderAction::SendAck {
-                psn: pkt.psn,
-                syndrome: Syndrome::RnrNak {
-                    timer: self.config.min_rnr_timer,
-                },
-                msn: self.msn,
-            });
+            self.rnr_nak(pkt.psn, out);
         }
         out.push(ResponderAction::Drop {
             reason: DropReason::NotResident,
+        });
+    }
+
+    /// Answers the packet at `psn` with an RNR NAK (counted `send_rnr_err`):
+    /// the requester sends it again after the QP's minimum RNR timer.
+    fn rnr_nak(&mut self, psn: Psn, out: &mut impl ActionSink<ResponderAction>) {
+        self.counters.send_rnr_err += 1;
+        out.push(ResponderAction::SendAck {
+            psn,
+            syndrome: Syndrome::RnrNak {
+                timer: self.config.min_rnr_timer,
+            },
+            msn: self.msn,
         });
     }
 
