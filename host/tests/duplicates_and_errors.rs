@@ -11,44 +11,21 @@ use rxe_proto::proto::requester::{
     Completion, Requester, RequesterAction, RequesterConfig, RequesterEvent, ResponseOp,
     ResponsePacket,
 };
-use rxe_proto::proto::responder::{
-    AccessFlags, DropReason, Responder, ResponderAction, ResponderConfig,
-};
+use rxe_proto::proto::responder::{DropReason, Responder, ResponderAction, ResponderConfig};
 use rxe_proto::proto::transport::{
     AtomicArgs, AtomicOp, CompletionStatus, Mtu, RemoteRange, RequestOp, RequestPacket,
 };
 
 fn responder(psn: u32) -> Responder<4> {
     Responder::new(ResponderConfig {
-        mtu: Mtu::MTU_256,
-        rq_psn: Psn::new(psn),
-        min_rnr_timer: RnrTimer::new(14),
         max_dest_rd_atomic: 3, // rounded up to 4 resources
-        access: AccessFlags::ALL,
+        ..responder_config(psn)
     })
-}
-
-fn pkt(psn: u32, op: RequestOp, position: Position, len: u32) -> RequestPacket {
-    RequestPacket {
-        psn: Psn::new(psn),
-        op,
-        position,
-        ack_req: position.ends(),
-        payload_len: len,
-        reth: None,
-        atomic: None,
-        imm: None,
-        invalidate_rkey: None,
-    }
 }
 
 fn read(psn: u32, va: u64, len: u32) -> RequestPacket {
     RequestPacket {
-        reth: Some(RemoteRange {
-            va,
-            rkey: MR_RKEY,
-            len,
-        }),
+        reth: Some(mr_range(va, len)),
         ..pkt(psn, RequestOp::Read, Position::Only, 0)
     }
 }
@@ -414,11 +391,7 @@ fn send_middle_inside_a_write_is_an_invalid_request() {
     let mut resp = responder(0);
     let mut env = Env::new(4096);
     let first = RequestPacket {
-        reth: Some(RemoteRange {
-            va: MR_VA,
-            rkey: MR_RKEY,
-            len: 1024,
-        }),
+        reth: Some(mr_range(MR_VA, 1024)),
         ..pkt(0, RequestOp::Write, Position::First, 256)
     };
     resp_step(&mut resp, &first, &mut env);
@@ -490,11 +463,7 @@ fn length_rules() {
     let mut resp = responder(0);
     let mut env = Env::new(4096);
     let w = RequestPacket {
-        reth: Some(RemoteRange {
-            va: MR_VA,
-            rkey: MR_RKEY,
-            len: 300,
-        }),
+        reth: Some(mr_range(MR_VA, 300)),
         ..pkt(0, RequestOp::Write, Position::Only, 256)
     };
     let a = resp_step(&mut resp, &w, &mut env);
@@ -506,11 +475,7 @@ fn rkey_violation_is_a_remote_access_error() {
     let mut resp = responder(0);
     let mut env = Env::new(64);
     let w = RequestPacket {
-        reth: Some(RemoteRange {
-            va: MR_VA + 60,
-            rkey: MR_RKEY,
-            len: 8,
-        }),
+        reth: Some(mr_range(MR_VA + 60, 8)),
         ..pkt(0, RequestOp::Write, Position::Only, 8)
     };
     let a = resp_step(&mut resp, &w, &mut env);
@@ -614,14 +579,7 @@ fn implicit_nak_when_an_ack_passes_an_outstanding_read() {
     // Go back: the READ resumes as a subset request at PSN 1.
     let tx = transmits(&req_step(&mut req, RequesterEvent::Transmit { budget: 4 }));
     assert_eq!(tx[0].header.psn, Psn::new(1));
-    assert_eq!(
-        tx[0].header.reth,
-        Some(RemoteRange {
-            va: MR_VA + 256,
-            rkey: MR_RKEY,
-            len: 344
-        })
-    );
+    assert_eq!(tx[0].header.reth, Some(mr_range(MR_VA + 256, 344)));
     assert_eq!(tx[1].header.psn, Psn::new(3));
 }
 

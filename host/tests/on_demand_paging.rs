@@ -12,43 +12,16 @@ use rxe_proto::proto::aeth::{NakCode, RnrTimer, Syndrome};
 use rxe_proto::proto::opcode::Position;
 use rxe_proto::proto::psn::Psn;
 use rxe_proto::proto::responder::{
-    AccessFlags, DropReason, MemoryTarget, PlaceTarget, Responder, ResponderAction, ResponderConfig,
+    DropReason, MemoryTarget, PlaceTarget, Responder, ResponderAction, ResponderConfig,
 };
-use rxe_proto::proto::transport::{
-    AtomicArgs, AtomicOp, CompletionStatus, Mtu, RemoteRange, RequestOp, RequestPacket,
-};
+use rxe_proto::proto::transport::{AtomicArgs, AtomicOp, CompletionStatus, Mtu, RequestOp};
 
 const RNR_TIMER: u8 = 3;
 
 fn config() -> ResponderConfig {
     ResponderConfig {
-        mtu: Mtu::MTU_256,
-        rq_psn: Psn::new(100),
         min_rnr_timer: RnrTimer::new(RNR_TIMER),
-        max_dest_rd_atomic: 4,
-        access: AccessFlags::ALL,
-    }
-}
-
-fn pkt(psn: u32, op: RequestOp, position: Position, len: u32) -> RequestPacket {
-    RequestPacket {
-        psn: Psn::new(psn),
-        op,
-        position,
-        ack_req: position.ends(),
-        payload_len: len,
-        reth: None,
-        atomic: None,
-        imm: None,
-        invalidate_rkey: None,
-    }
-}
-
-fn range(va: u64, len: u32) -> RemoteRange {
-    RemoteRange {
-        va,
-        rkey: MR_RKEY,
-        len,
+        ..responder_config(100)
     }
 }
 
@@ -66,16 +39,6 @@ fn rnr_nak(psn: u32, msn: u32) -> Vec<ResponderAction> {
             reason: DropReason::NotResident,
         },
     ]
-}
-
-fn places(actions: &[ResponderAction]) -> Vec<PlaceTarget> {
-    actions
-        .iter()
-        .filter_map(|a| match a {
-            ResponderAction::Place { target, .. } => Some(*target),
-            _ => None,
-        })
-        .collect()
 }
 
 #[test]
@@ -172,7 +135,7 @@ fn write_packet_is_checked_at_its_own_address() {
     let mut resp = Responder::<4>::new(config());
     let mut env = Env::new(4096);
     let mut first = pkt(100, RequestOp::Write, Position::First, 256);
-    first.reth = Some(range(MR_VA + 64, 400));
+    first.reth = Some(mr_range(MR_VA + 64, 400));
     env.not_resident = 1;
     assert_eq!(resp_step(&mut resp, &first, &mut env), rnr_nak(100, 0));
     assert!(!resp.in_message());
@@ -190,7 +153,7 @@ fn write_packet_is_checked_at_its_own_address() {
     assert_eq!(
         env.residency_checks.last(),
         Some(&MemoryTarget::Remote {
-            range: range(MR_VA + 64 + 256, 144),
+            range: mr_range(MR_VA + 64 + 256, 144),
             write: true
         })
     );
@@ -211,13 +174,13 @@ fn read_is_not_answered_until_its_whole_range_is_resident() {
     let mut resp = Responder::<4>::new(config());
     let mut env = Env::new(4096);
     let mut read = pkt(100, RequestOp::Read, Position::Only, 0);
-    read.reth = Some(range(MR_VA, 1000));
+    read.reth = Some(mr_range(MR_VA, 1000));
     env.not_resident = 1;
     assert_eq!(resp_step(&mut resp, &read, &mut env), rnr_nak(100, 0));
     assert_eq!(
         env.residency_checks,
         vec![MemoryTarget::Remote {
-            range: range(MR_VA, 1000),
+            range: mr_range(MR_VA, 1000),
             write: false
         }]
     );
@@ -265,7 +228,7 @@ fn atomics_are_not_executed_while_their_word_is_out() {
         env.residency_checks,
         vec![
             MemoryTarget::Remote {
-                range: range(MR_VA + 8, 8),
+                range: mr_range(MR_VA + 8, 8),
                 write: true
             };
             2
@@ -273,7 +236,7 @@ fn atomics_are_not_executed_while_their_word_is_out() {
         .into_iter()
         .chain(vec![
             MemoryTarget::Remote {
-                range: range(MR_VA + 16, 8),
+                range: mr_range(MR_VA + 16, 8),
                 write: true
             };
             2
@@ -295,7 +258,7 @@ fn nothing_is_asked_for_packets_without_payload_or_memory() {
         &mut env,
     );
     let mut read = pkt(101, RequestOp::Read, Position::Only, 0);
-    read.reth = Some(range(MR_VA, 0));
+    read.reth = Some(mr_range(MR_VA, 0));
     let a = resp_step(&mut resp, &read, &mut env);
     assert!(matches!(a[..], [ResponderAction::SendReadResponses(_)]));
     assert!(env.residency_checks.is_empty());
@@ -353,7 +316,7 @@ fn pages_that_cannot_come_in_are_a_remote_access_error() {
     let mut env = Env::new(4096);
     env.unmapped = true;
     let mut write = pkt(100, RequestOp::Write, Position::Only, 16);
-    write.reth = Some(range(MR_VA, 16));
+    write.reth = Some(mr_range(MR_VA, 16));
     let a = resp_step(&mut resp, &write, &mut env);
     assert_eq!(
         a[0],

@@ -8,19 +8,15 @@
 mod common;
 
 use common::*;
-use rxe_proto::proto::aeth::RnrTimer;
 use rxe_proto::proto::opcode::Position;
 use rxe_proto::proto::psn::Psn;
 use rxe_proto::proto::responder::{
     AccessFlags, DropReason, PlaceTarget, Responder, ResponderAction, ResponderConfig,
 };
-use rxe_proto::proto::transport::{CompletionStatus, Mtu, RemoteRange, RequestOp, RequestPacket};
+use rxe_proto::proto::transport::{CompletionStatus, RemoteRange, RequestOp, RequestPacket};
 
 fn uc_responder(psn: u32) -> Responder<4> {
     Responder::new_unreliable(ResponderConfig {
-        mtu: Mtu::MTU_256,
-        rq_psn: Psn::new(psn),
-        min_rnr_timer: RnrTimer::new(14),
         max_dest_rd_atomic: 0,
         access: AccessFlags {
             remote_read: false,
@@ -29,20 +25,15 @@ fn uc_responder(psn: u32) -> Responder<4> {
             flush_global: false,
             flush_persistent: false,
         },
+        ..responder_config(psn)
     })
 }
 
+/// A SEND packet that asks for no ACK.
 fn send(psn: u32, position: Position, len: u32) -> RequestPacket {
     RequestPacket {
-        psn: Psn::new(psn),
-        op: RequestOp::Send,
-        position,
         ack_req: false,
-        payload_len: len,
-        reth: None,
-        atomic: None,
-        imm: None,
-        invalidate_rkey: None,
+        ..pkt(psn, RequestOp::Send, position, len)
     }
 }
 
@@ -51,14 +42,6 @@ fn write(psn: u32, position: Position, len: u32, reth: Option<RemoteRange>) -> R
         op: RequestOp::Write,
         reth,
         ..send(psn, position, len)
-    }
-}
-
-fn range(len: u32) -> RemoteRange {
-    RemoteRange {
-        va: MR_VA,
-        rkey: MR_RKEY,
-        len,
     }
 }
 
@@ -98,16 +81,6 @@ fn dropped(actions: &[ResponderAction]) -> Option<DropReason> {
     })
 }
 
-fn placed_at(actions: &[ResponderAction]) -> Vec<PlaceTarget> {
-    actions
-        .iter()
-        .filter_map(|a| match a {
-            ResponderAction::Place { target, .. } => Some(*target),
-            _ => None,
-        })
-        .collect()
-}
-
 #[test]
 fn an_in_order_send_is_placed_and_completed_without_any_ack() {
     let mut resp = uc_responder(10);
@@ -126,7 +99,7 @@ fn an_in_order_send_is_placed_and_completed_without_any_ack() {
     no_acks(&all);
     assert_eq!(consumes(&all), 1);
     assert_eq!(
-        placed_at(&all),
+        places(&all),
         vec![
             PlaceTarget::Receive { offset: 0 },
             PlaceTarget::Receive { offset: 256 },
@@ -152,13 +125,13 @@ fn a_gap_drops_the_rest_of_the_message_and_the_next_first_resyncs_into_the_same_
     // A MIDDLE at the old expected PSN is still dropped: the message is gone.
     let c = resp_step(&mut resp, &send(11, Position::Middle, 256), &mut env);
     assert_eq!(dropped(&c), Some(DropReason::OutOfSeqRequest));
-    assert!(placed_at(&c).is_empty());
+    assert!(places(&c).is_empty());
     // The next message starts at its own PSN and fills the receive taken by
     // the dropped one from its start: no second receive is consumed.
     let d = resp_step(&mut resp, &send(13, Position::Only, 40), &mut env);
     no_acks(&d);
     assert_eq!(consumes(&d), 0);
-    assert_eq!(placed_at(&d), vec![PlaceTarget::Receive { offset: 0 }]);
+    assert_eq!(places(&d), vec![PlaceTarget::Receive { offset: 0 }]);
     assert_eq!(completion(&d), Some((40, CompletionStatus::Success)));
     assert_eq!(resp.expected_psn(), Psn::new(14));
 }
@@ -202,7 +175,7 @@ fn a_write_with_a_bad_rkey_is_dropped_and_the_qp_stays_usable() {
     let mut env = Env::new(4096);
     let bad = RemoteRange {
         rkey: MR_RKEY + 1,
-        ..range(300)
+        ..mr_range(MR_VA, 300)
     };
     let a = resp_step(
         &mut resp,
@@ -210,19 +183,19 @@ fn a_write_with_a_bad_rkey_is_dropped_and_the_qp_stays_usable() {
         &mut env,
     );
     no_acks(&a);
-    assert!(placed_at(&a).is_empty());
+    assert!(places(&a).is_empty());
     assert!(dropped(&a).is_some());
     assert!(!resp.is_error());
     let b = resp_step(&mut resp, &write(11, Position::Last, 44, None), &mut env);
-    assert!(placed_at(&b).is_empty());
+    assert!(places(&b).is_empty());
     let c = resp_step(
         &mut resp,
-        &write(12, Position::Only, 16, Some(range(16))),
+        &write(12, Position::Only, 16, Some(mr_range(MR_VA, 16))),
         &mut env,
     );
     no_acks(&c);
     assert_eq!(
-        placed_at(&c),
+        places(&c),
         vec![PlaceTarget::Memory {
             va: MR_VA,
             rkey: MR_RKEY
@@ -253,7 +226,7 @@ fn a_write_with_immediate_after_a_dropped_send_completes_into_the_held_receive()
     env.rq.push_back(4096);
     let a = resp_step(&mut resp, &send(10, Position::First, 256), &mut env);
     assert_eq!(consumes(&a), 1);
-    let mut w = write(12, Position::Only, 16, Some(range(16)));
+    let mut w = write(12, Position::Only, 16, Some(mr_range(MR_VA, 16)));
     w.imm = Some(7);
     let b = resp_step(&mut resp, &w, &mut env);
     no_acks(&b);

@@ -1,6 +1,8 @@
 //! Helpers shared by the machine tests: a simple responder environment with
-//! memory, a receive queue and a key table; action collection; translation of
-//! responder actions into the response packets the requester sees.
+//! memory, a receive queue and a key table; request packets, ranges of the
+//! test MR and a responder configuration to build on; action collection;
+//! translation of responder actions into the response packets the requester
+//! sees.
 #![expect(
     dead_code,
     reason = "each machine test crate that includes this module uses only part of it"
@@ -8,14 +10,19 @@
 
 use std::collections::VecDeque;
 
-use rxe_proto::proto::aeth::Syndrome;
+use rxe_proto::proto::aeth::{RnrTimer, Syndrome};
+use rxe_proto::proto::opcode::Position;
+use rxe_proto::proto::psn::Psn;
 use rxe_proto::proto::requester::{
     Requester, RequesterAction, RequesterEvent, ResponseOp, ResponsePacket, TxPacket,
 };
 use rxe_proto::proto::responder::{
-    AccessError, MemoryTarget, PlaceTarget, Responder, ResponderAction, ResponderEnv,
+    AccessError, AccessFlags, MemoryTarget, PlaceTarget, Responder, ResponderAction,
+    ResponderConfig, ResponderEnv,
 };
-use rxe_proto::proto::transport::{AtomicArgs, AtomicOp, RemoteAccess, RemoteRange, RequestPacket};
+use rxe_proto::proto::transport::{
+    AtomicArgs, AtomicOp, Mtu, RemoteAccess, RemoteRange, RequestOp, RequestPacket,
+};
 
 /// The single memory region the tests register on the responder.
 pub const MR_VA: u64 = 0x1_0000_0000;
@@ -142,6 +149,44 @@ impl ResponderEnv for Env {
     }
 }
 
+/// `len` bytes of the test MR (rkey `MR_RKEY`) from `va`.
+pub fn mr_range(va: u64, len: u32) -> RemoteRange {
+    RemoteRange {
+        va,
+        rkey: MR_RKEY,
+        len,
+    }
+}
+
+/// A request packet with `len` bytes of payload and no RETH, atomic,
+/// immediate or invalidate header; it asks for an ACK when it ends its
+/// message.
+pub fn pkt(psn: u32, op: RequestOp, position: Position, len: u32) -> RequestPacket {
+    RequestPacket {
+        psn: Psn::new(psn),
+        op,
+        position,
+        ack_req: position.ends(),
+        payload_len: len,
+        reth: None,
+        atomic: None,
+        imm: None,
+        invalidate_rkey: None,
+    }
+}
+
+/// A responder configuration for tests to build on: MTU 256, first PSN
+/// `psn`, RNR timer code 14, four READ/atomic resources, all remote access.
+pub fn responder_config(psn: u32) -> ResponderConfig {
+    ResponderConfig {
+        mtu: Mtu::MTU_256,
+        rq_psn: Psn::new(psn),
+        min_rnr_timer: RnrTimer::new(14),
+        max_dest_rd_atomic: 4,
+        access: AccessFlags::ALL,
+    }
+}
+
 /// Runs one responder step and returns its actions.
 pub fn resp_step<const R: usize>(
     resp: &mut Responder<R>,
@@ -169,6 +214,17 @@ pub fn transmits(actions: &[RequesterAction]) -> Vec<TxPacket> {
         .iter()
         .filter_map(|a| match a {
             RequesterAction::Transmit(p) => Some(*p),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The targets of the Place actions among `actions`, in order.
+pub fn places(actions: &[ResponderAction]) -> Vec<PlaceTarget> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            ResponderAction::Place { target, .. } => Some(*target),
             _ => None,
         })
         .collect()
