@@ -7,11 +7,12 @@
 use crate::{
     abi::layout::CreateAhResp,
     device::RxeDevice,
+    driver::Rxe,
+    ib::{self, attr::AhAttr, IbAh, Udata},
     params,
     proto::qp_attr::AddressVector,
     sys::{
-        ah::IbAh,
-        cq::Udata,
+        bindings,
         table::{Counted, UseCount},
     },
     verbs,
@@ -24,7 +25,7 @@ use kernel::prelude::*;
 /// # Invariants
 ///
 /// `body` is initialised in place by `create_ah` and dropped by
-/// `destroy_ah` (both in `sys::ah`).
+/// `destroy_ah` (the trampolines of `ib::ah`).
 #[repr(C)]
 #[pin_data]
 pub(crate) struct RxeAh {
@@ -129,4 +130,31 @@ pub(crate) fn address_of(rxe: &RxeDevice, ah_num: u32, pd: usize) -> Option<Addr
     rxe.ahs
         .read(ah_num, |ah| (ah.body.pd == pd).then_some(ah.body.av))
         .flatten()
+}
+
+crate::impl_ib_object!(RxeAh, ibah: bindings::ib_ah, body: AhBody);
+
+impl ib::AhOps<Rxe> for RxeAh {
+    fn create(
+        dev: &RxeDevice,
+        attr: &AhAttr,
+        pd: usize,
+        sleepable: bool,
+        udata: Option<&Udata>,
+    ) -> Result<impl PinInit<AhBody>> {
+        let av = crate::attrs::read_av(attr)?;
+        Ok(create(dev, av, pd, sleepable, udata)?.1)
+    }
+
+    fn publish(dev: &RxeDevice, ah: &Self) -> Result {
+        publish(dev, ah).inspect_err(|_| abandon(dev, ah.body.index))
+    }
+
+    fn query(ah: &Self, attr: &mut bindings::rdma_ah_attr) {
+        crate::attrs::write_av(&ah.body.av, attr);
+    }
+
+    fn destroy(dev: &RxeDevice, ah: &Self) {
+        destroy(dev, ah);
+    }
 }

@@ -24,7 +24,7 @@
 //! Overflow: [`RxeCq::post`] never overwrites an entry; on a full ring it
 //! returns [`CqOverflow`] and the caller handles the lost completion (a
 //! receive completion moves its QP to ERROR, as rxe). The CQ raises
-//! `IB_EVENT_CQ_ERR` ([`crate::sys::cq::IbCq::error_event`]) once, at its
+//! `IB_EVENT_CQ_ERR` ([`IbCq::error_event`]) once, at its
 //! first lost completion, not once per loss: ib_uverbs allocates an event
 //! for each until the process reads it, and a CQ nobody polls would let a
 //! peer's traffic grow that list without bound. A resize re-arms it.
@@ -37,12 +37,10 @@ use crate::{
         queue::{QueueError, QueueGeometry, ToClient},
     },
     device::RxeDevice,
+    driver::Rxe,
+    ib::{self, IbCq, Udata},
     params,
-    sys::{
-        bindings,
-        cq::{fill_wc, IbCq, Udata},
-        queue::QueueBuf,
-    },
+    sys::{bindings, queue::QueueBuf},
     verbs,
 };
 use kernel::{new_spinlock_irq, prelude::*, sync::SpinLockIrq};
@@ -134,7 +132,7 @@ pub(crate) fn create(
     let res = (|| {
         let buf = new_buf(sizing.buffer_bytes, udata)?;
         sizing.geometry.write_header(&buf, 0, 0);
-        if let (Some(u), Some(mi)) = (udata, buf.mmap_info()) {
+        if let (Some(u), Some(mi)) = (udata, crate::ring::mmap_info(&buf)) {
             let mut resp = [0u8; CreateCqResp::SIZE];
             CreateCqResp { mi }.encode(&mut resp).map_err(|_| EINVAL)?;
             u.respond(&resp)?;
@@ -185,7 +183,7 @@ impl RxeCq {
             }
         }
         let new = new_buf(sizing.buffer_bytes, udata)?;
-        if let (Some(u), Some(mi)) = (udata, new.mmap_info()) {
+        if let (Some(u), Some(mi)) = (udata, crate::ring::mmap_info(&new)) {
             let mut resp = [0u8; ResizeCqResp::SIZE];
             ResizeCqResp { mi }.encode(&mut resp).map_err(|_| EINVAL)?;
             u.respond(&resp)?;
@@ -283,5 +281,65 @@ impl RxeCq {
             self.ibcq.completion_event();
         }
         Ok(())
+    }
+}
+
+/// `IB_WC_WITH_NETWORK_HDR_TYPE` of `enum ib_wc_flags`.
+const IB_WC_WITH_NETWORK_HDR_TYPE: c_int = 1 << 6;
+
+/// Fills a kernel work completion from a kernel CQ slot.
+fn fill_wc(wc: &mut bindings::ib_wc, k: &KernelCqe) {
+    *wc = bindings::ib_wc::default();
+    wc.__bindgen_anon_1.wr_id = k.wc.wr_id;
+    wc.status = k.wc.status;
+    wc.opcode = k.wc.opcode;
+    wc.vendor_err = k.wc.vendor_err;
+    wc.byte_len = k.wc.byte_len;
+    // The cookie is the `struct ib_qp *` the data path posted with; it is
+    // handed back, never dereferenced here.
+    wc.qp = k.extra.qp as usize as *mut bindings::ib_qp;
+    wc.ex.invalidate_rkey = u32::from_ne_bytes(k.wc.ex);
+    wc.src_qp = k.wc.src_qp;
+    wc.slid = u32::from(k.wc.slid);
+    wc.wc_flags = k.wc.wc_flags as c_int;
+    wc.pkey_index = k.wc.pkey_index;
+    wc.sl = k.wc.sl;
+    wc.dlid_path_bits = k.wc.dlid_path_bits;
+    wc.port_num = u32::from(k.wc.port_num);
+    wc.smac = k.extra.smac;
+    wc.vlan_id = k.extra.vlan_id;
+    wc.network_hdr_type = k.extra.network_hdr_type;
+    if k.extra.network_hdr_type != 0 {
+        wc.wc_flags |= IB_WC_WITH_NETWORK_HDR_TYPE;
+    }
+}
+
+crate::impl_ib_object!(RxeCq, ibcq: bindings::ib_cq, state: SpinLockIrq<CqState>);
+
+impl ib::CqOps<Rxe> for RxeCq {
+    fn create(
+        dev: &RxeDevice,
+        cq: &IbCq,
+        cqe: u32,
+        flags: u32,
+        udata: Option<&Udata>,
+    ) -> Result<impl PinInit<SpinLockIrq<CqState>>> {
+        create(dev, cq, &CqCreate { cqe, flags }, udata)
+    }
+
+    fn destroy(dev: &RxeDevice, cq: &Self) {
+        destroy(dev, cq);
+    }
+
+    fn resize(dev: &RxeDevice, cq: &Self, cqe: u32, udata: Option<&Udata>) -> Result {
+        cq.resize(dev, cqe, udata)
+    }
+
+    fn poll(cq: &Self, wc: &mut [bindings::ib_wc]) -> usize {
+        cq.poll(wc)
+    }
+
+    fn req_notify(cq: &Self, flags: u32) -> bool {
+        cq.req_notify(flags)
     }
 }

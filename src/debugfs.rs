@@ -10,7 +10,7 @@ use crate::{
     device::RxeDevice,
     fault::{self, FaultInjector},
     recv,
-    sys::device_box::OwnerDevice,
+    sys::device_box::Owner,
 };
 use core::{
     fmt::{self, Write},
@@ -31,15 +31,41 @@ kernel::sync::global_lock! {
     unsafe(uninit) static ROOT: Mutex<Option<Root>> = None;
 }
 
-/// Creates `/sys/kernel/debug/rdma_rxe` and the module-wide files. Without
-/// memory for them the driver works, without these files.
+/// Prepares the root's lock.
 ///
 /// # Safety
 ///
-/// Called once, from module init, before any device exists.
+/// Called once, from module init, before any use of this module.
 pub(crate) unsafe fn init() {
     // SAFETY: Called once, before any use of the lock.
     unsafe { ROOT.init() };
+}
+
+/// `/sys/kernel/debug/rdma_rxe` and the module-wide files while this
+/// lives; dropping it removes them and logs the module's unload.
+pub(crate) struct Registration(());
+
+impl Registration {
+    /// Creates the directory and files. Without memory for them the driver
+    /// works, without these files.
+    pub(crate) fn new() -> Registration {
+        create_root();
+        Registration(())
+    }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        exit();
+        pr_info!(
+            "unloaded ({} datagrams dropped on receive)\n",
+            recv::dropped()
+        );
+    }
+}
+
+/// Creates the root directory and the module-wide files.
+fn create_root() {
     let dir = debugfs::Dir::new(c"rdma_rxe");
     let drops = &recv::DROPS;
     let mut files = KVec::new();
@@ -68,7 +94,7 @@ pub(crate) unsafe fn init() {
 
 /// Removes the module-wide files and lets go of the directory (it goes
 /// once the devices' files do).
-pub(crate) fn exit() {
+fn exit() {
     *ROOT.lock() = None;
 }
 
@@ -80,7 +106,7 @@ pub(crate) struct DeviceDebugfs {
     faults: debugfs::File<FaultInjector>,
     /// `qps`: the QPs' PSN state, read from the device.
     #[pin]
-    qps: debugfs::File<OwnerDevice>,
+    qps: debugfs::File<Owner<RxeDevice>>,
 }
 
 impl DeviceDebugfs {
@@ -99,7 +125,7 @@ impl DeviceDebugfs {
 pub(crate) unsafe fn create(rxe: &RxeDevice, name: &CStr) -> Result<Pin<KBox<DeviceDebugfs>>> {
     let dir = ROOT.lock().as_ref().ok_or(ENOENT)?.dir.subdir(name);
     // SAFETY: The file is dropped before the device (our contract).
-    let owner = unsafe { OwnerDevice::new(rxe) };
+    let owner = unsafe { Owner::new(rxe) };
     KBox::pin_init(
         try_pin_init!(DeviceDebugfs {
             faults <- dir.read_write_callback_file(c"faults", FaultInjector::new(), &fault::show, &fault::store),
@@ -110,7 +136,7 @@ pub(crate) unsafe fn create(rxe: &RxeDevice, name: &CStr) -> Result<Pin<KBox<Dev
 }
 
 /// Reads `qps`: a header, then one line per QP.
-fn show_qps(owner: &OwnerDevice, out: &mut fmt::Formatter<'_>) -> fmt::Result {
+fn show_qps(owner: &Owner<RxeDevice>, out: &mut fmt::Formatter<'_>) -> fmt::Result {
     let rxe = owner.get();
     writeln!(
         out,

@@ -6,13 +6,14 @@
 use crate::{
     counters::{Counter, Counters},
     debugfs::DeviceDebugfs,
+    driver::Rxe,
     fault::FaultInjector,
+    ib::{self, DeviceIdentity, IbDevice},
     netns,
     params::{self, IbMtu},
     sys::{
         bindings,
         device_box::DeviceBox,
-        ib::{self, DeviceIdentity, IbDevice},
         net::{NetDevice, NetdevEvent},
         odp::OdpUmem,
         table::IndexTable,
@@ -94,6 +95,14 @@ pub(crate) struct RxeDevice {
 // nothing else uses the device).
 unsafe impl Sync for RxeDevice {}
 
+// SAFETY: Every field is valid when all its bytes are zero: C structs of
+// plain integers, atomics, `None` (`sockets`: a null `Arc` pointer is the
+// niche of `None`), and the tables and boxes, whose zeroed state is their
+// documented "not yet set up" one (`IndexTable::init`, `DeviceBox`).
+unsafe impl pin_init::Zeroable for RxeDevice {}
+
+crate::impl_ib_object!(RxeDevice, ib: bindings::ib_device);
+
 kernel::sync::global_lock! {
     // SAFETY: Initialised by `init` in module init before first use.
     unsafe(uninit) static NEWLINK_LOCK: Mutex<()> = ();
@@ -117,7 +126,7 @@ pub(crate) fn newlink(name: &CStr, ndev: &NetDevice) -> Result {
     }
     // One device per netdev: the check and the registration are one step.
     let _serial = NEWLINK_LOCK.lock();
-    if ib::device_of_netdev(ndev).is_some() {
+    if ib::Device::<Rxe>::of_netdev(ndev).is_some() {
         pr_err!("rxe already configured on this netdev\n");
         return Err(EEXIST);
     }
@@ -128,9 +137,10 @@ pub(crate) fn newlink(name: &CStr, ndev: &NetDevice) -> Result {
     let identity = DeviceIdentity {
         node_guid: guid,
         num_comp_vectors: crate::sys::possible_cpus(),
+        node_desc: b"rxe",
     };
     let mtu = IbMtu::for_netdev_mtu(ndev.mtu());
-    ib::create_device(name, ndev, identity, |rxe| {
+    ib::Device::<Rxe>::create(name, ndev, identity, |rxe| {
         // SAFETY: First use of the table, in the device's final place; it
         // is destroyed in `release`, which runs on every path from here.
         unsafe { rxe.keys.init() };
@@ -427,7 +437,7 @@ impl RxeDevice {
 
 /// Netdev notifier: follows the netdevs that rxe devices are bound to.
 pub(crate) fn netdev_event(event: NetdevEvent, ndev: &NetDevice) {
-    let Some(rxe) = ib::device_of_netdev(ndev) else {
+    let Some(rxe) = ib::Device::<Rxe>::of_netdev(ndev) else {
         return;
     };
     match event {

@@ -17,18 +17,22 @@
 use crate::{
     abi::values,
     device::RxeDevice,
+    driver::Rxe,
+    ib::{self, mr::SgToPages, IbMr},
     odp::OdpRegion,
     proto::{
         access::{
-            self, AccessError, Extent, FastReg, FastRegError, MemKey, PageMap, RegionKeys,
-            MAX_FAST_REG_PAGES, MR_INDEX_MAX,
+            self, fast_reg_page_shift, AccessError, Extent, FastReg, FastRegError, MemKey,
+            PageChunks, PageMap, RegionKeys, MAX_FAST_REG_PAGES, MR_INDEX_MAX,
         },
         window::{names_window, WindowUser},
     },
     sys::{
-        mr::{random_key8, IbMr, PageList, Umem},
+        bindings,
         odp::OdpUmem,
+        random_u8,
         table::{Counted, UseCount},
+        umem::{PageList, Umem},
     },
     verbs,
 };
@@ -203,7 +207,7 @@ fn register(
             return Err(e);
         }
     };
-    let key = MemKey::new(index, random_key8());
+    let key = MemKey::new(index, random_u8());
     let keys = RegionKeys {
         lkey: key,
         rkey: key,
@@ -279,7 +283,7 @@ pub(crate) fn reg_user_mr(
         rxe.odp_regions.fetch_add(1, Ordering::Relaxed);
         return Ok(mr);
     }
-    let umem = Umem::pin(rxe, req.start, req.length, access)?;
+    let umem = Umem::pin(&rxe.ib, req.start, req.length, access)?;
     let pages = umem.pages()?;
     let first_page_offset = req.start & ((1 << PAGE_SHIFT) - 1);
     let needed = (first_page_offset + req.length).div_ceil(1 << PAGE_SHIFT);
@@ -531,4 +535,108 @@ pub(crate) fn invalidate(rxe: &RxeDevice, user: WindowUser, key: u32) -> Result<
     };
     let result = fast.state.lock().reg.invalidate(qp_pd, key);
     result
+}
+
+/// Copies `src` into the region bytes `[offset, offset + src.len())` of
+/// pinned `pages`, for a region starting `first_page_offset` into its first
+/// page. The range must have been checked against the region (the copy
+/// stops, returning `EFAULT`, at the end of the page list).
+pub(crate) fn copy_in(pages: &PageList, first_page_offset: u64, offset: u64, src: &[u8]) -> Result {
+    let mut done = 0;
+    for chunk in PageChunks::new(first_page_offset, offset, src.len() as u64, PAGE_SHIFT) {
+        pages.copy_to_page(chunk.page, chunk.offset, &src[done..done + chunk.len])?;
+        done += chunk.len;
+    }
+    Ok(())
+}
+
+/// Copies the region bytes `[offset, offset + dst.len())` into `dst`; as
+/// [`copy_in`] otherwise.
+pub(crate) fn copy_out(
+    pages: &PageList,
+    first_page_offset: u64,
+    offset: u64,
+    dst: &mut [u8],
+) -> Result {
+    let mut done = 0;
+    for chunk in PageChunks::new(first_page_offset, offset, dst.len() as u64, PAGE_SHIFT) {
+        pages.copy_from_page(chunk.page, chunk.offset, &mut dst[done..done + chunk.len])?;
+        done += chunk.len;
+    }
+    Ok(())
+}
+
+crate::impl_ib_object!(RxeMr, ibmr: bindings::ib_mr);
+
+impl ib::MrOps<Rxe> for RxeMr {
+    fn get_dma_mr(dev: &RxeDevice, pd: usize, access: u32) -> Result<Pin<KBox<Self>>> {
+        get_dma_mr(dev, pd, access)
+    }
+
+    fn reg_user_mr(
+        dev: &RxeDevice,
+        pd: usize,
+        start: u64,
+        length: u64,
+        iova: u64,
+        access: u32,
+    ) -> Result<Pin<KBox<Self>>> {
+        let req = UserMrRequest {
+            start,
+            length,
+            iova,
+            access,
+        };
+        reg_user_mr(dev, pd, &req)
+    }
+
+    fn rereg_user_mr(mr: &Self, flags: u32, pd: usize, access: u32) -> Result {
+        rereg_user_mr(mr, flags, pd, access)
+    }
+
+    fn alloc_mr(dev: &RxeDevice, pd: usize, max_num_sg: u32) -> Result<Pin<KBox<Self>>> {
+        alloc_mr(dev, pd, max_num_sg)
+    }
+
+    fn unpublish(dev: &RxeDevice, mr: &Self) -> Result {
+        unpublish(dev, mr)
+    }
+
+    fn dereg(dev: &RxeDevice, mr: Pin<KBox<Self>>) {
+        dereg_mr(dev, mr);
+    }
+
+    /// Builds a fast-registration region's page list from a DMA-mapped
+    /// scatterlist, with the page size ib_core chose; the next
+    /// `IB_WR_REG_MR` registers it.
+    fn map_mr_sg(mr: &Self, sg: SgToPages<'_, Rxe>) -> Result<c_int> {
+        let MrMemory::Fast(fast) = &mr.memory else {
+            return Err(EINVAL);
+        };
+        let page_shift = fast_reg_page_shift(u64::from(sg.page_size())).map_err(|_| EINVAL)?;
+        let mut guard = fast.state.lock();
+        guard.staged.start(page_shift);
+        let staged: *mut StagedPages = &mut guard.staged;
+        fast.staging.store(staged, Ordering::Release);
+        let (mapped, length) = sg.run();
+        fast.staging.store(core::ptr::null_mut(), Ordering::Release);
+        guard.staged.finish(length);
+        Ok(mapped)
+    }
+
+    /// Appends one page address to the page list being staged.
+    fn set_page(mr: &Self, addr: u64) -> Result {
+        let MrMemory::Fast(fast) = &mr.memory else {
+            return Err(EINVAL);
+        };
+        let staged = fast.staging.load(Ordering::Acquire);
+        if staged.is_null() {
+            return Err(EINVAL);
+        }
+        // SAFETY: `staging` is non-null only while `map_mr_sg` holds the
+        // region's state lock and runs `ib_sg_to_pages` on this thread
+        // (the only caller of `set_page`): the pointer is to the staged
+        // list inside that lock, which nothing else touches meanwhile.
+        unsafe { (*staged).push(addr) }
+    }
 }

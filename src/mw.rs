@@ -15,6 +15,8 @@
 
 use crate::{
     device::RxeDevice,
+    driver::Rxe,
+    ib::{self, mw::MwType, IbMw},
     mr::{MrMemory, RxeMr},
     params,
     proto::{
@@ -25,8 +27,7 @@ use crate::{
         },
     },
     sys::{
-        mr::random_key8,
-        mw::IbMw,
+        bindings, random_u8,
         table::{Counted, TableRef, UseCount},
         work::with_bh_off,
     },
@@ -101,7 +102,7 @@ pub(crate) fn create(
             return Err(e);
         }
     };
-    let rkey = MemKey::new(index, random_key8());
+    let rkey = MemKey::new(index, random_u8());
     let body = pin_init!(MwBody {
         index,
         window <- new_spinlock_irq!(Window::new(kind, rkey, pd), "MwBody::window"),
@@ -169,7 +170,7 @@ pub(crate) fn bind(rxe: &RxeDevice, user: WindowUser, req: &BindRequest) -> Resu
         .windows
         .lookup(MemKey(req.mw_rkey).index())
         .ok_or(BindError::StaleKey)?;
-    with_bh_off(|| {
+    with_bh_off(|_| {
         let _bind = BIND_LOCK.lock();
         let mr = if req.length != 0 {
             rxe.keys.lookup(MemKey(req.mr_lkey).index())
@@ -220,7 +221,7 @@ pub(crate) fn qp_destroyed(rxe: &RxeDevice, user: WindowUser) {
 /// to it (rxe: `EINVAL`). With `Ok`, the region has left the key table, so
 /// no bind can find it any more.
 pub(crate) fn unpublish_region(rxe: &RxeDevice, mr: &RxeMr) -> Result {
-    with_bh_off(|| {
+    with_bh_off(|_| {
         let _bind = BIND_LOCK.lock();
         if mr.windows.load(Ordering::Relaxed) != 0 {
             return Err(EINVAL);
@@ -257,4 +258,25 @@ pub(crate) fn resolve(
     // and range only.
     let off = mr.keys().check(lkey, KeyUse::Local, user.pd, 0, at, len)?;
     Ok((mr, off))
+}
+
+crate::impl_ib_object!(RxeMw, ibmw: bindings::ib_mw, body: MwBody);
+
+impl ib::MwOps<Rxe> for RxeMw {
+    fn create(dev: &RxeDevice, pd: usize, kind: MwType) -> Result<(u32, impl PinInit<MwBody>)> {
+        let kind = match kind {
+            MwType::One => WindowType::One,
+            MwType::Two => WindowType::Two,
+        };
+        let (_index, rkey, body) = create(dev, pd, kind)?;
+        Ok((rkey.0, body))
+    }
+
+    fn publish(dev: &RxeDevice, mw: &Self) -> Result {
+        publish(dev, mw).inspect_err(|_| abandon(dev, mw.body.index))
+    }
+
+    fn destroy(dev: &RxeDevice, mw: &Self) {
+        destroy(dev, mw);
+    }
 }

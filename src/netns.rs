@@ -9,7 +9,7 @@ use crate::{
     recv,
     sys::{
         bindings,
-        net::{Net, Pernet, UdpTunnelSock},
+        net::{Net, Pernet, PernetRegistration, UdpTunnelSock},
     },
 };
 use kernel::{
@@ -50,28 +50,25 @@ kernel::sync::global_lock! {
 
 static PERNET: Pernet<NetnsSlot> = Pernet::new();
 
-/// Sets up per-namespace socket storage.
+/// Prepares the namespace lock.
 ///
 /// # Safety
 ///
-/// Called once from module init, balanced by [`exit`].
-pub(crate) unsafe fn init() -> Result {
+/// Called once, from module init, before [`register`].
+pub(crate) unsafe fn init() {
     // SAFETY: Called once, before any use of the lock.
     unsafe { NETNS_LOCK.init() };
-    // SAFETY: Called once; an all-zero `NetnsSlot` is valid (`None` over
-    // a non-null pointer).
-    unsafe { PERNET.register(netns_exit_callback) }
 }
 
-/// Tears down per-namespace socket storage, releasing remaining sockets.
-///
-/// # Safety
-///
-/// [`init`] succeeded; called once from module exit.
-pub(crate) unsafe fn exit() {
-    // SAFETY: Registered by `init`.
-    unsafe { PERNET.unregister() };
+/// Sets up per-namespace socket storage until the result is dropped
+/// (which releases the sockets left in every namespace).
+pub(crate) fn register() -> Result<PernetRegistration<NetnsSlot>> {
+    PERNET.register(netns_exit_callback)
 }
+
+// SAFETY: All-zero is `None`: `Arc` is a non-null pointer, whose niche
+// `None` uses.
+unsafe impl pin_init::Zeroable for NetnsSlot {}
 
 /// Runs `f` on `net`'s storage with the netns lock held.
 fn with_slot<R>(net: &Net, f: impl FnOnce(&mut NetnsSlot) -> R) -> R {
@@ -107,12 +104,11 @@ pub(crate) fn acquire_sockets(net: &Net) -> Result<Arc<NetnsSockets>> {
             let mut s = sockets.inner.lock();
             if s.devices == 0 {
                 let port = bindings::RXE_GLUE_ROCE_V2_UDP_DPORT;
-                let v4 = UdpTunnelSock::new(net, false, port, recv::udp_encap_recv).inspect_err(
-                    |_| {
+                let v4 =
+                    UdpTunnelSock::new::<recv::Receiver>(net, false, port).inspect_err(|_| {
                         pr_err!("failed to create IPv4 UDP tunnel\n");
-                    },
-                )?;
-                let v6 = match UdpTunnelSock::new(net, true, port, recv::udp_encap_recv) {
+                    })?;
+                let v6 = match UdpTunnelSock::new::<recv::Receiver>(net, true, port) {
                     Ok(sock) => Some(sock),
                     Err(e) if e == EAFNOSUPPORT => {
                         pr_warn!("IPv6 is not supported, can not create a UDPv6 socket\n");

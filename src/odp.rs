@@ -17,7 +17,10 @@
 
 use crate::{
     device::RxeDevice,
-    sys::{odp::OdpUmem, work::TxWork},
+    sys::{
+        odp::OdpUmem,
+        work::{TxWork, WorkHandler},
+    },
 };
 use core::ptr::NonNull;
 use kernel::{new_spinlock_irq, prelude::*, sync::SpinLockIrq};
@@ -102,10 +105,10 @@ impl OdpRegion {
         len: u64,
         access: u32,
     ) -> Result<Pin<KBox<OdpRegion>>> {
-        let umem = OdpUmem::register(rxe, start, len, access)?;
+        let umem = OdpUmem::register(&rxe.ib, start, len, access)?;
         KBox::pin_init(
             pin_init!(OdpRegion {
-                work <- TxWork::new(crate::sys::odp::fault_work_callback),
+                work <- TxWork::new::<OdpRegion, 0>(),
                 requests <- new_spinlock_irq!(FaultRequests {
                     ranges: [Wanted::default(); RANGES_MAX],
                     nranges: 0,
@@ -231,5 +234,13 @@ pub(crate) fn serve_faults(region: &OdpRegion) {
                 crate::rc::kick_qpn(rxe, qpn);
             }
         }
+    }
+}
+
+crate::impl_has_tx_work!(OdpRegion, 0, work);
+
+impl WorkHandler for OdpRegion {
+    fn run(&self) {
+        serve_faults(self);
     }
 }

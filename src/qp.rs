@@ -21,11 +21,19 @@
 use crate::{
     abi::{
         layout::CreateQpResp,
-        queue::{FromClient, QueueError, QueueGeometry, QueueSizing, SharedBuf},
+        queue::{FromClient, QueueError, QueueGeometry, QueueSizing},
         recv_wqe::recv_elem_size,
         send_wqe::sq_caps,
     },
+    attrs::transition_ok,
     device::RxeDevice,
+    driver::Rxe,
+    ib::{
+        self,
+        attr::QpAttr,
+        wr::{RecvWrs, SendWrs},
+        IbQp, Udata,
+    },
     params,
     proto::{
         access::SUPPORTED_MR_ACCESS,
@@ -37,13 +45,11 @@ use crate::{
     rc::RcState,
     sys::{
         bindings,
-        cq::Udata,
-        qp::{transition_ok, IbQp, TxLink},
         queue::QueueBuf,
-        skb::RouteCache,
+        skb::{RouteCache, TxLink, TxOwner},
         table::{Counted, UseCount},
-        timer::Timer,
-        work::TxWork,
+        timer::{Timer, TimerHandler},
+        work::{BhOff, TxWork, WorkHandler},
     },
     verbs,
 };
@@ -61,13 +67,13 @@ use kernel::{
 /// # Invariants
 ///
 /// `body` is initialised in place by `create_qp` and dropped by
-/// `destroy_qp` (both in `sys::qp`, the only code that touches the field
-/// directly).
+/// `destroy_qp` (the trampolines of `ib::qp`, the only code that touches
+/// the field directly).
 #[repr(C)]
 #[pin_data]
 pub(crate) struct RxeQp {
     /// The ib_core object; must stay the first field.
-    pub(crate) ibqp: IbQp,
+    pub(crate) ibqp: IbQp<Rxe>,
     /// The driver's part.
     #[pin]
     pub(crate) body: QpBody,
@@ -309,9 +315,9 @@ pub(crate) fn create(
                 // All zero with an SRQ: librxe then maps no RQ.
                 rq_mi: rq
                     .as_ref()
-                    .and_then(|rq| rq.buf.mmap_info())
+                    .and_then(|rq| crate::ring::mmap_info(&rq.buf))
                     .unwrap_or_default(),
-                sq_mi: sq.mmap_info().unwrap_or_default(),
+                sq_mi: crate::ring::mmap_info(&sq).unwrap_or_default(),
             };
             let mut bytes = [0u8; CreateQpResp::SIZE];
             resp.encode(&mut bytes).map_err(|_| EINVAL)?;
@@ -382,9 +388,9 @@ pub(crate) fn create(
             "RxeQp::state"
         ),
         uses <- UseCount::new(),
-        retry_timer <- Timer::new(crate::sys::qp::retry_timer_callback),
-        rnr_timer <- Timer::new(crate::sys::qp::rnr_timer_callback),
-        tx_work <- TxWork::new(crate::sys::qp::tx_work_callback),
+        retry_timer <- Timer::new::<RxeQp, RETRY_TIMER>(),
+        rnr_timer <- Timer::new::<RxeQp, RNR_TIMER>(),
+        tx_work <- TxWork::new::<RxeQp, 0>(),
         tx_inflight: AtomicU32::new(0),
         tx_link,
         tx_blocked: AtomicBool::new(false),
@@ -551,5 +557,137 @@ impl RxeQp {
             pd: self.ibqp.pd_id(),
             qpn: self.body.qpn,
         }
+    }
+}
+
+/// The [`Timer`] id of a QP's retransmission timer.
+const RETRY_TIMER: u64 = 0;
+/// The [`Timer`] id of a QP's RNR timer.
+const RNR_TIMER: u64 = 1;
+
+crate::impl_has_timer!(RxeQp, RETRY_TIMER, body.retry_timer);
+crate::impl_has_timer!(RxeQp, RNR_TIMER, body.rnr_timer);
+crate::impl_has_tx_work!(RxeQp, 0, body.tx_work);
+
+impl RxeQp {
+    /// A requester timer fired (softirq): hands it to the completer if the
+    /// netdev is still there.
+    fn timer_fired(&self, kind: crate::rc::complete::TimerKind, bh: &BhOff) {
+        let rxe = self.ibqp.device();
+        if let Some(ndev) = rxe.ib.netdev_bh(bh) {
+            crate::rc::complete::timer_expired(rxe, self, ndev, kind);
+        }
+    }
+
+    /// A packet is about to be sent: counts it in flight and returns the
+    /// link reference it keeps until the stack frees it.
+    pub(crate) fn tx_hold(&self) -> Arc<TxLink> {
+        self.body.tx_inflight.fetch_add(1, Ordering::SeqCst);
+        self.body.tx_link.clone()
+    }
+}
+
+impl TimerHandler<RETRY_TIMER> for RxeQp {
+    fn expired(&self, bh: &BhOff) {
+        self.timer_fired(crate::rc::complete::TimerKind::Retry, bh);
+    }
+}
+
+impl TimerHandler<RNR_TIMER> for RxeQp {
+    fn expired(&self, bh: &BhOff) {
+        self.timer_fired(crate::rc::complete::TimerKind::Rnr, bh);
+    }
+}
+
+/// The transmit work (process context, on the QP's transmit CPU)
+/// transmits with bottom halves off, as a softirq would.
+impl WorkHandler for RxeQp {
+    fn run(&self) {
+        crate::sys::work::with_bh_off(|bh| {
+            let rxe = self.ibqp.device();
+            if let Some(ndev) = rxe.ib.netdev_bh(bh) {
+                crate::rc::transmit(rxe, self, ndev);
+            }
+        });
+    }
+}
+
+/// The stack freed one of the QP's packets: takes no QP lock (this may
+/// run inside `send`, under the QP lock).
+impl TxOwner for RxeQp {
+    fn packet_freed(&self) {
+        let left = self
+            .body
+            .tx_inflight
+            .fetch_sub(1, Ordering::SeqCst)
+            .wrapping_sub(1);
+        if left < TX_INFLIGHT_LOW && self.body.tx_blocked.swap(false, Ordering::SeqCst) {
+            // Transmit from the QP's work rather than here (a no-op once
+            // `destroy_qp` disabled it).
+            crate::rc::kick(self);
+        }
+    }
+}
+
+crate::impl_ib_object!(RxeQp, ibqp: bindings::ib_qp, body: QpBody);
+
+impl ib::QpOps<Rxe> for RxeQp {
+    fn create(
+        dev: &RxeDevice,
+        init: &mut bindings::ib_qp_init_attr,
+        udata: Option<&Udata>,
+    ) -> Result<(u32, impl PinInit<QpBody>)> {
+        let req = QpCreate {
+            qp_type: init.qp_type,
+            cap: crate::attrs::caps_of(&init.cap),
+            create_flags: init.create_flags,
+            has_cqs: !init.send_cq.is_null() && !init.recv_cq.is_null(),
+            has_srq: !init.srq.is_null(),
+            sq_sig_all: init.sq_sig_type == bindings::ib_sig_type_IB_SIGNAL_ALL_WR,
+        };
+        let (qpn, caps, body) = create(dev, &req, udata)?;
+        crate::attrs::write_caps(&caps, !req.has_srq, &mut init.cap);
+        Ok((qpn, body))
+    }
+
+    fn publish(dev: &RxeDevice, qp: &Self) -> Result {
+        publish(dev, qp).inspect_err(|_| abandon(dev, qp.body.qpn))
+    }
+
+    fn modify(dev: &RxeDevice, qp: &Self, attr: &QpAttr, mask: u32) -> Result {
+        let req = crate::attrs::read_request(attr, mask)?;
+        qp.modify(dev, &req)
+    }
+
+    fn query(qp: &Self, attr: &mut bindings::ib_qp_attr, init: &mut bindings::ib_qp_init_attr) {
+        let body = &qp.body;
+        let has_rq = qp.ibqp.srq().is_none();
+        crate::attrs::write_attrs(&qp.attrs(), &body.caps, has_rq, attr);
+        crate::attrs::write_caps(&body.caps, has_rq, &mut init.cap);
+        if !has_rq {
+            // ib_core hands us `init` from an unzeroed allocation and
+            // copies it to user space: a QP on an SRQ reports no receive
+            // queue rather than stale kernel memory (which is what the C
+            // driver returns).
+            init.cap.max_recv_wr = 0;
+            init.cap.max_recv_sge = 0;
+        }
+        init.sq_sig_type = if body.sq_sig_all {
+            bindings::ib_sig_type_IB_SIGNAL_ALL_WR
+        } else {
+            bindings::ib_sig_type_IB_SIGNAL_REQ_WR
+        };
+    }
+
+    fn destroy(dev: &RxeDevice, qp: &Self) {
+        destroy(dev, qp);
+    }
+
+    fn post_send(dev: &RxeDevice, qp: &Self, wrs: &mut SendWrs<'_, Rxe>) -> Result {
+        crate::rc::post::post_send_wrs(dev, qp, wrs)
+    }
+
+    fn post_recv(dev: &RxeDevice, qp: &Self, wrs: &mut RecvWrs<'_>) -> Result {
+        crate::rc::post::post_recv_wrs(dev, qp, wrs)
     }
 }

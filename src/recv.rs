@@ -16,10 +16,13 @@ use crate::{
         packet::Packet,
         qp_attr::Network,
     },
-    sys::{bindings, crc::KernelCrc32, ib, net::NetDevice, skb::RxDatagram},
+    rc::wire::KernelCrc32,
+    sys::{
+        net::NetDevice,
+        skb::{RxDatagram, RxHandler},
+    },
 };
 use core::sync::atomic::{AtomicU64, Ordering};
-use kernel::prelude::*;
 
 /// Datagrams dropped on receive, by reason (module-wide, shown by
 /// crate::debugfs as `rdma_rxe/rcvd_drop_*`; the device's 17 counters are
@@ -53,37 +56,13 @@ fn count(counter: &AtomicU64) {
     counter.fetch_add(1, Ordering::Relaxed);
 }
 
-/// The UDP tunnel `encap_rcv` callback. Returning 0 tells UDP the skb was
-/// consumed.
-///
-/// # Safety
-///
-/// Called only by UDP as the encapsulation socket's `encap_rcv`, in an RCU
-/// read section, with an skb that it hands over to us.
-pub(crate) unsafe extern "C" fn udp_encap_recv(
-    _sk: *mut bindings::sock,
-    skb: *mut bindings::sk_buff,
-) -> c_int {
-    // SAFETY: UDP hands the skb over, in an RCU read section (softirq).
-    take(unsafe { RxDatagram::take(skb, false) });
-    0
-}
+/// The receive entry point of the tunnel sockets and the loopback path.
+pub(crate) struct Receiver;
 
-/// The receive end of the loopback path ([`crate::sys::skb::loopback_init`]):
-/// packets this driver sent to a local address.
-///
-/// # Safety
-///
-/// Called only by the loopback path's BH work, in an RCU read section, with
-/// an skb that it hands over to us.
-pub(crate) unsafe extern "C" fn loopback_recv(
-    _sk: *mut bindings::sock,
-    skb: *mut bindings::sk_buff,
-) -> c_int {
-    // SAFETY: The loopback path's BH work hands the skb over, in an RCU
-    // read section (softirq).
-    take(unsafe { RxDatagram::take(skb, true) });
-    0
+impl RxHandler for Receiver {
+    fn receive(datagram: Option<RxDatagram<'_>>) {
+        take(datagram);
+    }
 }
 
 fn take(datagram: Option<RxDatagram<'_>>) {
@@ -115,7 +94,7 @@ fn addresses(ip: &IpHeader<'_>) -> ([u8; 16], [u8; 16]) {
 }
 
 fn receive(d: &RxDatagram<'_>) {
-    let Some(rxe) = ib::device_of_netdev(d.ndev()) else {
+    let Some(rxe) = crate::ib::Device::<crate::driver::Rxe>::of_netdev(d.ndev()) else {
         count(&DROPS.no_port);
         return;
     };

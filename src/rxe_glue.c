@@ -716,3 +716,8 @@ void rxe_glue_set_node_desc(struct ib_device *ib, const char *desc)
 {
 	memcpy(ib->node_desc, desc, sizeof(ib->node_desc));
 }
+
+void rxe_glue_ib_device_get(struct ib_device *dev)
+{
+	refcount_inc(&dev->refcount);
+}

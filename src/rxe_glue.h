@@ -241,6 +241,7 @@ void rxe_glue_srq_limit_event(struct ib_srq *srq);
  * there). Valid until the caller's RCU read section ends.
  */
 struct net_device *rxe_glue_ib_netdev_rcu(struct ib_device *dev);
+void rxe_glue_ib_device_get(struct ib_device *dev);
 
 /*
  * Whether [addr, addr + len) is all in the kernel's linear map

@@ -10,14 +10,16 @@
 
 use crate::{
     abi::{
-        layout::{CreateSrqResp, MmapInfo},
+        layout::{CreateSrqResp, MmapInfo, ModifySrqCmd},
         queue::{FromClient, QueueError, QueueGeometry, QueueSizing},
         recv_wqe::recv_elem_size,
     },
     device::RxeDevice,
+    driver::Rxe,
+    ib::{self, wr::RecvWrs, IbSrq, Udata},
     params,
     sys::{
-        cq::Udata,
+        bindings,
         queue::QueueBuf,
         table::{Counted, UseCount},
     },
@@ -41,7 +43,7 @@ const MAX_SRQ_INDEX: u32 = 1 << 20;
 #[pin_data]
 pub(crate) struct RxeSrq {
     /// The ib_core object; must stay the first field.
-    pub(crate) ibsrq: crate::sys::srq::IbSrq,
+    pub(crate) ibsrq: IbSrq,
     /// The driver's part.
     #[pin]
     pub(crate) body: SrqBody,
@@ -141,7 +143,7 @@ pub(crate) fn create(
         sizing.geometry.write_header(&buf, 0, 0);
         if let Some(u) = udata {
             let resp = CreateSrqResp {
-                mi: buf.mmap_info().unwrap_or_default(),
+                mi: crate::ring::mmap_info(&buf).unwrap_or_default(),
                 srq_num,
             };
             let mut bytes = [0u8; CreateSrqResp::SIZE];
@@ -226,7 +228,7 @@ impl RxeSrq {
         if resize {
             let sizing = sizing(attr.max_wr.max(1), self.body.max_sge)?;
             let new = new_ring(&sizing, udata)?;
-            if let (Some(sink), Some(mi)) = (sink, new.mmap_info()) {
+            if let (Some(sink), Some(mi)) = (sink, crate::ring::mmap_info(&new)) {
                 sink.put(&mi)?;
             }
             let outcome = {
@@ -263,5 +265,96 @@ impl RxeSrq {
             max_sge: self.body.max_sge,
             srq_limit: st.limit,
         }
+    }
+}
+
+/// A user `mminfo` at an address the command named (librxe's convention
+/// for the resized ring); written with `copy_to_user`, so a bad address is
+/// `EFAULT`, never a fault in the kernel.
+struct UserMmapInfo(u64);
+
+impl MmapInfoSink for UserMmapInfo {
+    fn put(&self, mi: &MmapInfo) -> Result {
+        use kernel::uaccess::{UserPtr, UserSlice};
+        let mut bytes = [0u8; MmapInfo::SIZE];
+        mi.encode(&mut bytes).map_err(|_| EINVAL)?;
+        let addr = usize::try_from(self.0).map_err(|_| EFAULT)?;
+        UserSlice::new(UserPtr::from_addr(addr), bytes.len())
+            .writer()
+            .write_slice(&bytes)
+    }
+}
+
+crate::impl_ib_object!(RxeSrq, ibsrq: bindings::ib_srq, body: SrqBody);
+
+impl ib::SrqOps<Rxe> for RxeSrq {
+    fn create(
+        dev: &RxeDevice,
+        init: &mut bindings::ib_srq_init_attr,
+        udata: Option<&Udata>,
+    ) -> Result<impl PinInit<SrqBody>> {
+        let mut attr = SrqAttr {
+            max_wr: init.attr.max_wr,
+            max_sge: init.attr.max_sge,
+            srq_limit: init.attr.srq_limit,
+        };
+        let basic = init.srq_type == bindings::ib_srq_type_IB_SRQT_BASIC;
+        let (_srq_num, body) = create(dev, basic, &mut attr, udata)?;
+        init.attr.max_wr = attr.max_wr;
+        init.attr.max_sge = attr.max_sge;
+        Ok(body)
+    }
+
+    fn publish(dev: &RxeDevice, srq: &Self) -> Result {
+        publish(dev, srq).inspect_err(|_| abandon(dev, srq.body.srq_num))
+    }
+
+    /// Resizes the SRQ or sets its limit, as `mask` selects; a user's
+    /// command (at least its 8 bytes, anything beyond zero) names where the
+    /// new ring's mmap info goes.
+    fn modify(
+        srq: &Self,
+        attr: &bindings::ib_srq_attr,
+        mask: u32,
+        udata: Option<&Udata>,
+    ) -> Result {
+        let cmd = match udata {
+            None => None,
+            Some(u) => {
+                let mut bytes = [0u8; ModifySrqCmd::SIZE];
+                u.read_validated(&mut bytes)?;
+                Some(ModifySrqCmd::decode(&bytes).map_err(|_| EINVAL)?)
+            }
+        };
+        let attr = SrqAttr {
+            max_wr: attr.max_wr,
+            max_sge: attr.max_sge,
+            srq_limit: attr.srq_limit,
+        };
+        let resize = mask & bindings::ib_srq_attr_mask_IB_SRQ_MAX_WR != 0;
+        let set_limit = mask & bindings::ib_srq_attr_mask_IB_SRQ_LIMIT != 0;
+        let sink = cmd.map(|c| UserMmapInfo(c.mmap_info_addr));
+        srq.modify(
+            &attr,
+            resize,
+            set_limit,
+            udata,
+            sink.as_ref().map(|s| s as &dyn MmapInfoSink),
+        )
+    }
+
+    fn query(srq: &Self, out: &mut bindings::ib_srq_attr) {
+        let a = srq.query();
+        out.max_wr = a.max_wr;
+        out.max_sge = a.max_sge;
+        out.srq_limit = a.srq_limit;
+    }
+
+    fn destroy(dev: &RxeDevice, srq: &Self) {
+        destroy(dev, srq);
+    }
+
+    fn post_recv(srq: &Self, wrs: &mut RecvWrs<'_>) -> Result {
+        crate::rc::post::post_srq_recv_wrs(srq, wrs)
     }
 }

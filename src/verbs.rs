@@ -1,25 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Verbs objects owned by user space or kernel consumers: user contexts and
-//! protection domains. (QPs, CQs, MRs and the rest come with the data path.)
+//! User contexts and protection domains: ib_core's objects, of which the
+//! driver only counts how many there are (per-device budgets).
 
-use crate::{device::RxeDevice, params, sys::bindings};
+use crate::{device::RxeDevice, params};
 use core::sync::atomic::Ordering;
 use kernel::prelude::*;
-
-/// A user context: ib_core's object, with nothing of the driver's yet.
-#[repr(C)]
-pub(crate) struct RxeUcontext {
-    /// The ib_core object; must stay the first field.
-    ibuc: bindings::ib_ucontext,
-}
-
-/// A protection domain: ib_core's object; identity is its address.
-#[repr(C)]
-pub(crate) struct RxePd {
-    /// The ib_core object; must stay the first field.
-    ibpd: bindings::ib_pd,
-}
 
 /// Takes one unit of a per-device object budget, failing past `max`.
 pub(crate) fn take_budget(count: &core::sync::atomic::AtomicU32, max: u32) -> Result {

@@ -53,7 +53,7 @@ pub(crate) fn on_response(
     if let Some(aeth) = pkt.ext.aeth {
         crate::sys::trace::comp_ack(
             qp.body.qpn,
-            resp.psn,
+            resp.psn.get(),
             pkt.opcode.as_u8(),
             aeth.syndrome.to_u8(),
             aeth.msn,
@@ -204,7 +204,6 @@ pub(crate) fn flush_sq(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
 /// Flushes the receive WQEs this QP took (the one in progress, one taken
 /// ahead) and, without an SRQ, every RQ entry.
 pub(crate) fn flush_rq(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
-    use crate::abi::queue::SharedBuf;
     // The WQE being filled, then one taken for the next message: both are
     // out of their ring (an SRQ's included) and this QP's to complete.
     // A flush that finds the CQ full is lost like any other completion

@@ -84,8 +84,8 @@ fn placed_io(mr: &RxeMr, off: u64, va: u64, io: Io<'_>) -> Result<(), AccessErro
             pages,
             ..
         } => match io {
-            Io::Read(buf) => pages.copy_out(*first_page_offset, off, buf),
-            Io::Write(buf) => pages.copy_in(*first_page_offset, off, buf),
+            Io::Read(buf) => crate::mr::copy_out(pages, *first_page_offset, off, buf),
+            Io::Write(buf) => crate::mr::copy_in(pages, *first_page_offset, off, buf),
         }
         .map_err(|_| AccessError::OutOfBounds),
         // The addresses are kernel virtual addresses (a kernel ULP's).

@@ -345,7 +345,7 @@ pub(crate) fn send_owed_acks(rxe: &RxeDevice, qp: &RxeQp) {
     let Some(ndev) = rxe.ib.netdev() else {
         return;
     };
-    crate::sys::work::with_bh_off(|| {
+    crate::sys::work::with_bh_off(|_| {
         let mut out = wire::Outbox::new();
         {
             let mut guard = qp.body.state.lock();
@@ -372,7 +372,7 @@ pub(crate) fn send_posted_datagrams(rxe: &RxeDevice, qp: &RxeQp) {
     let Some(ndev) = rxe.ib.netdev() else {
         return;
     };
-    crate::sys::work::with_bh_off(|| {
+    crate::sys::work::with_bh_off(|_| {
         let mut out = wire::Outbox::new();
         {
             let mut guard = qp.body.state.lock();

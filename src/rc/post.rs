@@ -12,13 +12,21 @@
 //! post to.
 
 use crate::{
-    abi::kernel_post::{self, KernelSendWr, PostError, PostLimits, SendPayload},
+    abi::kernel_post::{self, KernelSendWr, PostError, PostLimits, Remote, SendPayload},
     abi::layout::Sge,
     abi::queue::FromClient,
+    abi::{
+        send_wqe::{UdDest, MAX_INLINE_DATA},
+        sge::MAX_SGE,
+        values::send_flags,
+    },
     device::RxeDevice,
+    driver::Rxe,
+    ib::wr::{RecvWrs, SendRemote, SendWr, SendWrs},
     proto::qp_attr::QpState,
     qp::RxeQp,
     srq::RxeSrq,
+    sys::{bindings, kva},
 };
 use kernel::prelude::*;
 
@@ -82,4 +90,157 @@ pub(crate) fn post_srq_recv(srq: &RxeSrq, wr_id: u64, sges: &[Sge]) -> Result {
         slot_size: st.ring.geometry().elem_size(),
     };
     kernel_post::post_recv(&st.ring, &st.buf, &limits, wr_id, sges).map_err(post_error)
+}
+
+/// The SGEs of a kernel work request, copied into `out`; `EINVAL` past
+/// [`MAX_SGE`].
+fn read_sges<'a>(list: &[bindings::ib_sge], out: &'a mut [Sge; MAX_SGE]) -> Result<&'a [Sge]> {
+    if list.len() > MAX_SGE {
+        return Err(EINVAL);
+    }
+    for (slot, s) in out.iter_mut().zip(list) {
+        *slot = Sge {
+            addr: s.addr,
+            length: s.length,
+            lkey: s.lkey,
+        };
+    }
+    Ok(&out[..list.len()])
+}
+
+/// The remote part of a kernel send request in the ring's terms.
+fn read_remote(wr: &SendWr<'_, Rxe>) -> Remote {
+    match wr.remote() {
+        SendRemote::None => Remote::None,
+        SendRemote::Rdma { addr, rkey } => Remote::Rdma { addr, rkey },
+        SendRemote::Atomic {
+            addr,
+            compare_add,
+            swap,
+            rkey,
+        } => Remote::Atomic {
+            addr,
+            compare_add,
+            swap,
+            rkey,
+        },
+        // The region by its key-table index (its own, never-changing part),
+        // so the data path follows no pointer out of the ring; index 0
+        // names no region, and the request completes in error.
+        SendRemote::Reg {
+            mr,
+            iova,
+            key,
+            access,
+        } => Remote::Reg {
+            mr_index: mr.map_or(0, |mr| mr.lkey().index()),
+            iova,
+            key,
+            access,
+        },
+        // No AH: refused by the data path (there is no AH 0), the request
+        // completes in error.
+        SendRemote::Datagram {
+            ah,
+            remote_qpn,
+            remote_qkey,
+            pkey_index,
+        } => Remote::Datagram(UdDest {
+            remote_qpn,
+            remote_qkey,
+            pkey_index,
+            ah_num: ah.map_or(0, |ah| ah.body.index),
+        }),
+    }
+}
+
+/// Writes one kernel send request into the QP's SQ ring. An inline
+/// request's bytes are copied into the WQE now, as the verbs promise (the
+/// buffers may be reused once `post_send` returns).
+#[inline(never)]
+fn post_one_send(qp: &RxeQp, wr: &SendWr<'_, Rxe>) -> Result {
+    let request = KernelSendWr {
+        wr_id: wr.wr_id(),
+        opcode: wr.opcode(),
+        send_flags: wr.send_flags(),
+        ex: wr.ex().to_ne_bytes(),
+        remote: read_remote(wr),
+    };
+    let mut sges = [Sge::default(); MAX_SGE];
+    let sges = read_sges(wr.sges()?, &mut sges)?;
+    if request.send_flags & send_flags::INLINE == 0 {
+        return post_send(qp, &request, SendPayload::Sges(sges));
+    }
+    let mut data = [0u8; MAX_INLINE_DATA];
+    let mut len = 0usize;
+    for s in sges {
+        let end = len
+            .checked_add(s.length as usize)
+            .filter(|&e| e <= data.len())
+            .ok_or(EINVAL)?;
+        kva::read(s.addr, &mut data[len..end]).map_err(|_| EFAULT)?;
+        len = end;
+    }
+    post_send(qp, &request, SendPayload::Inline(&data[..len]))
+}
+
+/// `post_send`: librxe's doorbell for a user QP (its requests are in the
+/// mapped SQ ring); for a kernel QP its chain of requests, written one by
+/// one, then the doorbell. With hard interrupts off (ib_mad posts under
+/// its `spin_lock_irqsave`) the doorbell, which takes the QP lock, is left
+/// to the QP's transmit work. On an error the requests before the failing
+/// one are sent.
+pub(crate) fn post_send_wrs(rxe: &RxeDevice, qp: &RxeQp, wrs: &mut SendWrs<'_, Rxe>) -> Result {
+    if qp.ibqp.is_user() {
+        return super::send::doorbell(rxe, qp);
+    }
+    let deferred = crate::sys::irqs_off();
+    let ring = |qp| {
+        if deferred {
+            super::kick(qp);
+            Ok(())
+        } else {
+            super::send::doorbell(rxe, qp)
+        }
+    };
+    while let Some(wr) = wrs.next() {
+        if let Err(e) = post_one_send(qp, &wr) {
+            let _ = ring(qp);
+            return Err(e);
+        }
+    }
+    ring(qp)
+}
+
+/// Posts a chain of kernel receive requests with `post`. Receives with
+/// interrupts off are refused (`EINVAL`, nothing posted); ib_mad posts
+/// them from process context.
+fn post_recv_chain(wrs: &mut RecvWrs<'_>, mut post: impl FnMut(u64, &[Sge]) -> Result) -> Result {
+    if crate::sys::irqs_off() {
+        return Err(EINVAL);
+    }
+    let mut sges = [Sge::default(); MAX_SGE];
+    while let Some(wr) = wrs.next() {
+        let (wr_id, list) = wr?;
+        post(wr_id, read_sges(list, &mut sges)?)?;
+    }
+    Ok(())
+}
+
+/// `post_recv`: a kernel QP's chain of receives. librxe writes a user
+/// QP's receive WQEs into the mapped ring itself; the kernel must not race
+/// it as a second producer (`EOPNOTSUPP`).
+pub(crate) fn post_recv_wrs(rxe: &RxeDevice, qp: &RxeQp, wrs: &mut RecvWrs<'_>) -> Result {
+    if qp.ibqp.is_user() {
+        return Err(EOPNOTSUPP);
+    }
+    post_recv_chain(wrs, |wr_id, sges| post_recv(rxe, qp, wr_id, sges))
+}
+
+/// `post_srq_recv`: as [`post_recv_wrs`], on an SRQ.
+pub(crate) fn post_srq_recv_wrs(srq: &RxeSrq, wrs: &mut RecvWrs<'_>) -> Result {
+    if srq.ibsrq.is_user() {
+        return Err(EOPNOTSUPP);
+    }
+    post_recv_chain(wrs, |wr_id, sges| post_srq_recv(srq, wr_id, sges))
 }

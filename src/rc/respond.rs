@@ -374,7 +374,14 @@ fn trace_psn_decision(
         _ => None,
     });
     let (reply, reply_psn) = reply.unwrap_or((ResponderReply::None, req.psn));
-    trace::resp_psn(qpn, req.psn, expected_psn, verdict, reply, reply_psn);
+    trace::resp_psn(
+        qpn,
+        req.psn.get(),
+        expected_psn.get(),
+        verdict,
+        reply,
+        reply_psn.get(),
+    );
 }
 
 /// Sends the responder's queued replies while the QP's packets in flight

@@ -52,7 +52,7 @@ pub(crate) const ACTIONS_MAX: usize = 2 * SQ_WINDOW + TX_BUDGET as usize + 8;
 /// cannot migrate away, so the QP's packets leave in PSN order.
 pub(crate) fn doorbell(rxe: &RxeDevice, qp: &RxeQp) -> Result {
     let ndev = rxe.ib.netdev().ok_or(ENODEV)?;
-    crate::sys::work::with_bh_off(|| ring(rxe, qp, &ndev))
+    crate::sys::work::with_bh_off(|_| ring(rxe, qp, &ndev))
 }
 
 /// The doorbell's work, with bottom halves off.
@@ -507,7 +507,7 @@ fn run(
                     .map_err(|e| paged_out = e == AccessError::NotResident)
             });
             match sent {
-                Ok(()) => trace::req_tx(qp.body.qpn, h.psn, opcode.as_u8(), tx.retransmit),
+                Ok(()) => trace::req_tx(qp.body.qpn, h.psn.get(), opcode.as_u8(), tx.retransmit),
                 Err(BuildFailure::Payload) if paged_out => {
                     // An on-demand-paging buffer lost its pages after the
                     // WQE was taken (the process's mappings changed): the
@@ -601,7 +601,7 @@ fn run(
                 GoBackCause::Probe => trace::GoBackCause::Probe,
                 GoBackCause::RttTimeout => trace::GoBackCause::RttTimeout,
             };
-            trace::req_go_back(qp.body.qpn, from, cause);
+            trace::req_go_back(qp.body.qpn, from.get(), cause);
         }
         RequesterAction::EnterError { status } => {
             match status {

@@ -21,7 +21,6 @@ use crate::{
     },
     qp::RxeQp,
     sys::{
-        crc::KernelCrc32,
         net::NetDevice,
         skb::{Route, RouteCache, TxSkb, IPV6_HDR_LEN},
     },
@@ -142,7 +141,7 @@ impl Outbox {
 /// packet, as rxe), or counts it in `lost`.
 fn hand_over(rxe: &RxeDevice, qp: &RxeQp, skb: TxSkb, lost: &mut u32) {
     let bytes = skb.ip_len();
-    if skb.send(qp).is_err() {
+    if skb.send(qp.tx_hold()).is_err() {
         *lost += 1;
     } else {
         rxe.counters.inc(Counter::SentPkts);
@@ -271,5 +270,15 @@ impl<'a> Path<'a> {
         fill_icrc_with::<KernelCrc32>(iph, &udp, skb.packet())
             .map_err(|_| BuildFailure::Dropped)?;
         Ok(skb)
+    }
+}
+
+/// The kernel's `crc32_le` as the protocol layer's CRC-32 routine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum KernelCrc32 {}
+
+impl crate::proto::icrc::Crc32 for KernelCrc32 {
+    fn update(crc: u32, data: &[u8]) -> u32 {
+        crate::sys::crc::crc32_le(crc, data)
     }
 }

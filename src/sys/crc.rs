@@ -8,18 +8,8 @@ use super::bindings;
 
 /// Advances the raw CRC-32 state `crc` (reflected, polynomial 0xEDB88320)
 /// over `data`, with no inversion at either end: the same function as
-/// [`crate::proto::icrc::crc32_update`].
+/// the protocol layer's table-driven `crc32_update`.
 pub(crate) fn crc32_le(crc: u32, data: &[u8]) -> u32 {
     // SAFETY: `data` is `data.len()` readable bytes for the whole call.
     unsafe { bindings::crc32_le(crc, data.as_ptr().cast(), data.len()) }
-}
-
-/// The kernel's `crc32_le` as the protocol layer's CRC-32 routine.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum KernelCrc32 {}
-
-impl crate::proto::icrc::Crc32 for KernelCrc32 {
-    fn update(crc: u32, data: &[u8]) -> u32 {
-        crc32_le(crc, data)
-    }
 }

@@ -2,10 +2,9 @@
 
 //! [`DeviceBox`]: a heap object one device owns from its creation to its
 //! release, in driver memory that ib_core allocates zeroed and frees without
-//! running Rust destructors; [`OwnerDevice`]: a way back from such an
-//! object to its device.
+//! running Rust destructors; [`Owner`]: a way back from such an object
+//! to the object that owns it.
 
-use crate::device::RxeDevice;
 use core::pin::Pin;
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicPtr, Ordering};
@@ -58,33 +57,33 @@ impl<T> DeviceBox<T> {
     }
 }
 
-/// The device that owns the object holding this (through a
+/// The object (a device) that owns the object holding this (through a
 /// [`DeviceBox`]), for that object's callbacks.
 ///
 /// # Invariants
 ///
-/// Points to the owning device, which outlives the holder.
-pub(crate) struct OwnerDevice(NonNull<RxeDevice>);
+/// Points to the owner, which outlives the holder.
+pub(crate) struct Owner<T: Sync>(NonNull<T>);
 
-// SAFETY: The device is shared between contexts anyway (`RxeDevice: Sync`).
-unsafe impl Send for OwnerDevice {}
+// SAFETY: The owner is shared between contexts anyway (`T: Sync`).
+unsafe impl<T: Sync> Send for Owner<T> {}
 // SAFETY: As above.
-unsafe impl Sync for OwnerDevice {}
+unsafe impl<T: Sync> Sync for Owner<T> {}
 
-impl OwnerDevice {
-    /// A way back to `rxe`.
+impl<T: Sync> Owner<T> {
+    /// A way back to `owner`.
     ///
     /// # Safety
     ///
-    /// The holder of the result is owned by `rxe` and dropped before it.
-    pub(crate) unsafe fn new(rxe: &RxeDevice) -> Self {
-        // INVARIANT: The caller promises the device outlives us.
-        OwnerDevice(NonNull::from(rxe))
+    /// The holder of the result is owned by `owner` and dropped before it.
+    pub(crate) unsafe fn new(owner: &T) -> Self {
+        // INVARIANT: The caller promises the owner outlives us.
+        Owner(NonNull::from(owner))
     }
 
-    /// The device.
-    pub(crate) fn get(&self) -> &RxeDevice {
-        // SAFETY: By the type invariant the device is live.
+    /// The owner.
+    pub(crate) fn get(&self) -> &T {
+        // SAFETY: By the type invariant the owner is live.
         unsafe { self.0.as_ref() }
     }
 }

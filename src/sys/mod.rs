@@ -1,29 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The only place for `unsafe`: driver-local bindings and thin wrappers over
-//! the C objects the driver touches (ib_device, net_device, UDP tunnel
-//! sockets, per-namespace storage, the netdev notifier, rdma_link_ops).
+//! Thin safe wrappers over the kernel's C objects that the driver touches
+//! and the `kernel` crate of 7.3 does not cover (net_device, UDP tunnel
+//! sockets, per-namespace storage, the netdev notifier, skbs, timer_list,
+//! the transmit workqueue, ib_umem, vmalloc_user rings and their mmap
+//! entries), with the bindings they use. Like `crate::ib` it imports no
+//! driver module; with it, it holds the driver's `unsafe`.
 
-pub(crate) mod ah;
 pub(crate) mod bindings;
-pub(crate) mod cq;
 pub(crate) mod crc;
 pub(crate) mod device_box;
-pub(crate) mod ib;
 pub(crate) mod kva;
 pub(crate) mod lock;
-pub(crate) mod mr;
-pub(crate) mod mw;
 pub(crate) mod net;
 pub(crate) mod odp;
-pub(crate) mod post;
-pub(crate) mod qp;
 pub(crate) mod queue;
 pub(crate) mod skb;
-pub(crate) mod srq;
 pub(crate) mod table;
 pub(crate) mod timer;
 pub(crate) mod trace;
+pub(crate) mod umem;
 pub(crate) mod work;
 
 /// Number of possible CPUs (`num_possible_cpus()`).
@@ -52,4 +48,16 @@ pub(crate) fn random_mac() -> [u8; 6] {
 pub(crate) fn warn_bad_icrc() {
     // SAFETY: No requirements.
     unsafe { bindings::rxe_glue_warn_bad_icrc() };
+}
+
+/// A random byte (`get_random_u8`).
+pub(crate) fn random_u8() -> u8 {
+    // SAFETY: Always safe to call.
+    unsafe { bindings::get_random_u8() }
+}
+
+/// Whether hard interrupts are off here.
+pub(crate) fn irqs_off() -> bool {
+    // SAFETY: Reads the CPU's interrupt state.
+    unsafe { bindings::rxe_glue_irqs_off() }
 }

@@ -154,10 +154,6 @@ impl Net {
     }
 }
 
-/// The function the UDP stack calls for each datagram on a tunnel socket.
-pub(crate) type EncapRcv =
-    unsafe extern "C" fn(sk: *mut bindings::sock, skb: *mut bindings::sk_buff) -> c_int;
-
 /// A kernel UDP socket on the RoCEv2 port with an encapsulation receive
 /// callback, released with `udp_tunnel_sock_release`.
 ///
@@ -173,8 +169,8 @@ unsafe impl Send for UdpTunnelSock {}
 
 impl UdpTunnelSock {
     /// Creates a socket in `net` bound to `port` (IPv6-only when `ipv6`),
-    /// whose datagrams go to `encap_rcv` in softirq context.
-    pub(crate) fn new(net: &Net, ipv6: bool, port: u16, encap_rcv: EncapRcv) -> Result<Self> {
+    /// whose datagrams go to `H` in softirq context.
+    pub(crate) fn new<H: super::skb::RxHandler>(net: &Net, ipv6: bool, port: u16) -> Result<Self> {
         let mut sock: *mut bindings::socket = core::ptr::null_mut();
         // SAFETY: `net` is live; `sock` is a valid out-pointer.
         to_result(unsafe {
@@ -184,7 +180,7 @@ impl UdpTunnelSock {
         let sk = NonNull::new(unsafe { bindings::rxe_glue_socket_sk(sock) }).ok_or(EINVAL)?;
         let mut cfg = bindings::udp_tunnel_sock_cfg {
             encap_type: 1,
-            encap_rcv: Some(encap_rcv),
+            encap_rcv: Some(super::skb::encap_rcv::<H>),
             ..Default::default()
         };
         // SAFETY: `sk` is a fresh UDP socket of `net`; `cfg` is read during
@@ -212,12 +208,26 @@ impl Drop for UdpTunnelSock {
 pub(crate) struct Pernet<T: 'static> {
     ops: UnsafeCell<bindings::pernet_operations>,
     id: UnsafeCell<c_uint>,
+    registered: core::sync::atomic::AtomicBool,
     _storage: core::marker::PhantomData<T>,
 }
 
-// SAFETY: `ops` and `id` are written only by `register`/`unregister`, which
-// the module calls once each from its init and exit; the network core
-// serialises its own accesses.
+/// A registered [`Pernet`], unregistered on drop.
+pub(crate) struct PernetRegistration<T: 'static>(&'static Pernet<T>);
+
+impl<T: 'static> Drop for PernetRegistration<T> {
+    fn drop(&mut self) {
+        // SAFETY: Registered by `register`, which made this, once.
+        unsafe { bindings::unregister_pernet_subsys(self.0.ops.get()) };
+        self.0
+            .registered
+            .store(false, core::sync::atomic::Ordering::Release);
+    }
+}
+
+// SAFETY: `ops` and `id` are written only by `register`, while not
+// registered (checked atomically); the network core serialises its own
+// accesses.
 unsafe impl<T> Sync for Pernet<T> {}
 
 impl<T: 'static> Pernet<T> {
@@ -227,37 +237,41 @@ impl<T: 'static> Pernet<T> {
             // SAFETY: All-zero is a valid `pernet_operations` (no callbacks).
             ops: UnsafeCell::new(unsafe { core::mem::zeroed() }),
             id: UnsafeCell::new(0),
+            registered: core::sync::atomic::AtomicBool::new(false),
             _storage: core::marker::PhantomData,
         }
     }
 
-    /// Registers the storage with `exit` called for each dying namespace.
-    ///
-    /// # Safety
-    ///
-    /// Called once, before any `get`, and balanced by `unregister`; an
-    /// all-zero `T` is valid.
-    pub(crate) unsafe fn register(
+    /// Registers the storage with `exit` called for each dying namespace,
+    /// until the result is dropped (then `exit` runs for every namespace
+    /// first); `EBUSY` if registered already.
+    pub(crate) fn register(
         &'static self,
         exit: unsafe extern "C" fn(net: *mut bindings::net),
-    ) -> Result {
-        // SAFETY: Not yet registered, so nobody else reads `ops`.
+    ) -> Result<PernetRegistration<T>>
+    where
+        T: pin_init::Zeroable,
+    {
+        if self
+            .registered
+            .swap(true, core::sync::atomic::Ordering::AcqRel)
+        {
+            return Err(EBUSY);
+        }
+        // SAFETY: Not registered (checked above), so nobody else reads
+        // `ops`.
         let ops = unsafe { &mut *self.ops.get() };
         ops.exit = Some(exit);
         ops.id = self.id.get();
         ops.size = core::mem::size_of::<T>();
-        // SAFETY: `ops` is static and filled in.
-        to_result(unsafe { bindings::register_pernet_subsys(self.ops.get()) })
-    }
-
-    /// Unregisters; `exit` runs for every namespace first.
-    ///
-    /// # Safety
-    ///
-    /// `register` succeeded and this is called once.
-    pub(crate) unsafe fn unregister(&'static self) {
-        // SAFETY: Registered by the caller's promise.
-        unsafe { bindings::unregister_pernet_subsys(self.ops.get()) };
+        // SAFETY: `ops` is static and filled in; the network core zeroes
+        // the storage, which is a valid `T` (`Zeroable`).
+        if let Err(e) = to_result(unsafe { bindings::register_pernet_subsys(self.ops.get()) }) {
+            self.registered
+                .store(false, core::sync::atomic::Ordering::Release);
+            return Err(e);
+        }
+        Ok(PernetRegistration(self))
     }
 
     /// This namespace's storage.
@@ -272,9 +286,28 @@ impl<T: 'static> Pernet<T> {
     }
 }
 
-/// A netdev notifier block that forwards events to `F`.
+/// What a [`NetdevNotifier`] calls for each event.
+pub(crate) type NetdevHandler = fn(NetdevEvent, &NetDevice);
+
+/// A netdev notifier block that forwards events to a [`NetdevHandler`].
+#[repr(C)]
 pub(crate) struct NetdevNotifier {
     nb: UnsafeCell<bindings::notifier_block>,
+    registered: core::sync::atomic::AtomicBool,
+    handler: UnsafeCell<Option<NetdevHandler>>,
+}
+
+/// A registered [`NetdevNotifier`], unregistered on drop.
+pub(crate) struct NotifierRegistration(&'static NetdevNotifier);
+
+impl Drop for NotifierRegistration {
+    fn drop(&mut self) {
+        // SAFETY: Registered by `register`, which made this, once.
+        unsafe { bindings::unregister_netdevice_notifier(self.0.nb.get()) };
+        self.0
+            .registered
+            .store(false, core::sync::atomic::Ordering::Release);
+    }
 }
 
 // SAFETY: The block is written only by `register`, once, before the notifier
@@ -300,45 +333,53 @@ impl NetdevNotifier {
         NetdevNotifier {
             // SAFETY: All-zero is a valid `notifier_block` (no callback).
             nb: UnsafeCell::new(unsafe { core::mem::zeroed() }),
+            registered: core::sync::atomic::AtomicBool::new(false),
+            handler: UnsafeCell::new(None),
         }
     }
 
-    /// Registers `call` for every netdev event.
-    ///
-    /// # Safety
-    ///
-    /// Called once and balanced by `unregister`.
-    pub(crate) unsafe fn register(
-        &'static self,
-        call: unsafe extern "C" fn(*mut bindings::notifier_block, c_ulong, *mut c_void) -> c_int,
-    ) -> Result {
-        // SAFETY: Not yet registered, so nobody else reads the block.
-        unsafe { (*self.nb.get()).notifier_call = Some(call) };
+    /// Registers `handler` for every netdev event, until the result is
+    /// dropped; `EBUSY` if the block is registered already.
+    pub(crate) fn register(&'static self, handler: NetdevHandler) -> Result<NotifierRegistration> {
+        if self
+            .registered
+            .swap(true, core::sync::atomic::Ordering::AcqRel)
+        {
+            return Err(EBUSY);
+        }
+        // SAFETY: Not registered (checked above), so nobody else reads the
+        // block or the handler.
+        unsafe {
+            *self.handler.get() = Some(handler);
+            (*self.nb.get()).notifier_call = Some(Self::notifier_call);
+        }
         // SAFETY: The block is static and filled in.
-        to_result(unsafe { bindings::register_netdevice_notifier(self.nb.get()) })
+        if let Err(e) = to_result(unsafe { bindings::register_netdevice_notifier(self.nb.get()) }) {
+            self.registered
+                .store(false, core::sync::atomic::Ordering::Release);
+            return Err(e);
+        }
+        Ok(NotifierRegistration(self))
     }
 
-    /// Unregisters the notifier.
+    /// The notifier chain's callback: decodes the event and hands it to
+    /// the handler.
     ///
     /// # Safety
     ///
-    /// `register` succeeded and this is called once.
-    pub(crate) unsafe fn unregister(&'static self) {
-        // SAFETY: Registered by the caller's promise.
-        unsafe { bindings::unregister_netdevice_notifier(self.nb.get()) };
-    }
-
-    /// Decodes a notifier call's arguments.
-    ///
-    /// # Safety
-    ///
-    /// `ptr` is the `netdev_notifier_info` of a netdev notifier call in
-    /// progress; the device stays valid for `'a`.
-    pub(crate) unsafe fn decode<'a>(
+    /// Called by the netdev notifier chain only, for a registered
+    /// [`NetdevNotifier`]'s block, with the event's `netdev_notifier_info`,
+    /// whose device stays valid for the call.
+    unsafe extern "C" fn notifier_call(
+        nb: *mut bindings::notifier_block,
         event: c_ulong,
         ptr: *mut c_void,
-    ) -> (NetdevEvent, &'a NetDevice) {
-        // SAFETY: By the caller's promise `ptr` is a notifier info.
+    ) -> c_int {
+        // CAST: `nb` is the first field of the `#[repr(C)]` notifier.
+        // SAFETY: The block of a registered, static notifier, whose handler
+        // was set before it was registered and is not changed while it is.
+        let handler = unsafe { *(*nb.cast::<NetdevNotifier>()).handler.get() };
+        // SAFETY: `ptr` is the call's notifier info (our contract).
         let ndev = unsafe { NetDevice::from_raw(bindings::rxe_glue_notifier_dev(ptr)) };
         let event = match event as u32 {
             bindings::netdev_cmd_NETDEV_UNREGISTER => NetdevEvent::Unregister,
@@ -348,6 +389,9 @@ impl NetdevNotifier {
             }
             _ => NetdevEvent::Other,
         };
-        (event, ndev)
+        if let Some(handler) = handler {
+            handler(event, ndev);
+        }
+        bindings::NOTIFY_OK as c_int
     }
 }

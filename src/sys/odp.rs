@@ -42,7 +42,7 @@ impl OdpUmem {
     /// Registers `[addr, addr + len)` of the calling process with `access`
     /// (`IB_ACCESS_*`) without bringing any page in. Process context.
     pub(crate) fn register(
-        rxe: &crate::device::RxeDevice,
+        ib: &crate::ib::IbDevice,
         addr: u64,
         len: u64,
         access: u32,
@@ -51,7 +51,7 @@ impl OdpUmem {
         let len = usize::try_from(len).map_err(|_| EINVAL)?;
         // SAFETY: The device is live; ib_core checks the range against the
         // caller's address space.
-        let ptr = unsafe { bindings::rxe_odp_get(rxe.ib.as_ptr(), addr, len, access as c_int) };
+        let ptr = unsafe { bindings::rxe_odp_get(ib.as_ptr(), addr, len, access as c_int) };
         let ptr = kernel::error::from_err_ptr(ptr)?;
         Ok(OdpUmem {
             ptr: NonNull::new(ptr).ok_or(ENOMEM)?,
@@ -129,20 +129,4 @@ impl Drop for OdpUmem {
         // SAFETY: Released once (invariant), in process context.
         unsafe { bindings::rxe_odp_release(self.ptr.as_ptr()) };
     }
-}
-
-/// The fault work of an on-demand-paging region runs (process context).
-///
-/// # Safety
-///
-/// Called by the workqueue core only, for the `work` of an
-/// [`crate::odp::OdpRegion`].
-pub(crate) unsafe extern "C" fn fault_work_callback(work: *mut bindings::work_struct) {
-    let work = work.cast::<crate::sys::work::TxWork>();
-    // SAFETY: By our contract the work is the `work` of an `OdpRegion`,
-    // which lives until the work is disabled (its first field, dropped
-    // first, which waits for this function); `TxWork` is a transparent
-    // `work_struct`.
-    let region = unsafe { &*kernel::container_of!(work, crate::odp::OdpRegion, work) };
-    crate::odp::serve_faults(region);
 }

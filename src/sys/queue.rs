@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Queue buffers shared with user space (design §1.5, §1.6): one
-//! `vmalloc_user` allocation per ring, the [`SharedBuf`] access the pure
-//! ring code in `abi::queue` works through, and the user mapping through
+//! Queue buffers shared with user space: one `vmalloc_user` allocation
+//! per ring, bounds-checked access to its bytes and atomic indices (what
+//! the driver's ring code works through), and the user mapping through
 //! ib_core's mmap entries (`rdma_user_mmap_entry_insert`, the `.mmap` and
 //! `.mmap_free` ops).
 //!
@@ -18,7 +18,7 @@
 //! space never sees its mapping vanish.
 
 use super::bindings;
-use crate::abi::{layout::MmapInfo, queue::SharedBuf};
+use crate::ib::Ucontext;
 use core::ptr::NonNull;
 use kernel::{
     error::to_result,
@@ -41,31 +41,6 @@ struct MmapEntry {
     rdma: Opaque<bindings::rdma_user_mmap_entry>,
     /// The buffer.
     buf: NonNull<u8>,
-}
-
-/// The user context a user queue is created for.
-///
-/// # Invariants
-///
-/// Wraps a live `ib_ucontext`.
-#[repr(transparent)]
-pub(crate) struct Ucontext(Opaque<bindings::ib_ucontext>);
-
-impl Ucontext {
-    /// Borrows a user context.
-    ///
-    /// # Safety
-    ///
-    /// `ptr` is a live `ib_ucontext` for `'a`.
-    pub(crate) unsafe fn from_raw<'a>(ptr: *mut bindings::ib_ucontext) -> &'a Self {
-        // CAST: `Ucontext` is a transparent wrapper of the C struct.
-        // SAFETY: Valid for `'a` by the caller's promise.
-        unsafe { &*ptr.cast::<Self>() }
-    }
-
-    fn as_ptr(&self) -> *mut bindings::ib_ucontext {
-        self.0.get()
-    }
 }
 
 /// One queue buffer: a zeroed `vmalloc_user` allocation, either kernel
@@ -164,14 +139,10 @@ impl QueueBuf {
 
     /// What user space passes to `mmap()` for this buffer; `None` for a
     /// kernel-only buffer.
-    pub(crate) fn mmap_info(&self) -> Option<MmapInfo> {
+    pub(crate) fn mmap_offset(&self) -> Option<u64> {
         let entry = self.entry?;
         // SAFETY: We hold a reference on the inserted entry.
-        let offset = unsafe { bindings::rxe_glue_mmap_get_offset(entry.as_ptr().cast()) };
-        Some(MmapInfo {
-            offset,
-            size: u32::try_from(self.size).unwrap_or(u32::MAX),
-        })
+        Some(unsafe { bindings::rxe_glue_mmap_get_offset(entry.as_ptr().cast()) })
     }
 
     /// Pointer to `len` bytes at `off`, if they are inside the buffer.
@@ -199,31 +170,36 @@ impl QueueBuf {
     }
 }
 
-impl SharedBuf for QueueBuf {
-    fn size(&self) -> usize {
+impl QueueBuf {
+    /// Size of the buffer in bytes.
+    pub(crate) fn size(&self) -> usize {
         self.size
     }
 
-    fn load_acquire_u32(&self, off: usize) -> u32 {
+    /// The aligned `u32` at `off`, read with acquire order (0 out of bounds).
+    pub(crate) fn load_acquire_u32(&self, off: usize) -> u32 {
         // smp_load_acquire()
         self.atomic_u32(off).map_or(0, |a| a.load(Acquire))
     }
 
-    fn store_release_u32(&self, off: usize, v: u32) {
+    /// Writes the aligned `u32` at `off` with release order (nothing out of bounds).
+    pub(crate) fn store_release_u32(&self, off: usize, v: u32) {
         // smp_store_release()
         if let Some(a) = self.atomic_u32(off) {
             a.store(v, Release);
         }
     }
 
-    fn store_u32(&self, off: usize, v: u32) {
+    /// Writes the aligned `u32` at `off` (`WRITE_ONCE`; nothing out of bounds).
+    pub(crate) fn store_u32(&self, off: usize, v: u32) {
         // WRITE_ONCE()
         if let Some(a) = self.atomic_u32(off) {
             a.store(v, Relaxed);
         }
     }
 
-    fn read_bytes(&self, off: usize, dst: &mut [u8]) {
+    /// Copies bytes at `off` into `dst` (zeroes out of bounds).
+    pub(crate) fn read_bytes(&self, off: usize, dst: &mut [u8]) {
         match self.range(off, dst.len()) {
             // SAFETY: The source range is inside the buffer; `dst` is a
             // distinct kernel slice. The bytes may be written concurrently
@@ -237,7 +213,8 @@ impl SharedBuf for QueueBuf {
         }
     }
 
-    fn write_bytes(&self, off: usize, src: &[u8]) {
+    /// Copies `src` to `off` (nothing out of bounds).
+    pub(crate) fn write_bytes(&self, off: usize, src: &[u8]) {
         if let Some(dst) = self.range(off, src.len()) {
             // SAFETY: The destination range is inside the buffer and does
             // not overlap `src`, a kernel slice. A concurrent write by user
@@ -246,7 +223,8 @@ impl SharedBuf for QueueBuf {
         }
     }
 
-    fn zero(&self, off: usize, len: usize) {
+    /// Zeroes `len` bytes at `off` (nothing out of bounds).
+    pub(crate) fn zero(&self, off: usize, len: usize) {
         if let Some(dst) = self.range(off, len) {
             // SAFETY: The range is inside the buffer.
             unsafe { core::ptr::write_bytes(dst, 0, len) };
@@ -275,7 +253,7 @@ impl Drop for QueueBuf {
 /// # Safety
 ///
 /// Called by ib_core's uverbs mmap with a live context and VMA.
-pub(super) unsafe extern "C" fn mmap_callback(
+pub(crate) unsafe extern "C" fn mmap_callback(
     uctx: *mut bindings::ib_ucontext,
     vma: *mut bindings::vm_area_struct,
 ) -> c_int {
@@ -301,7 +279,7 @@ pub(super) unsafe extern "C" fn mmap_callback(
 /// # Safety
 ///
 /// Called by ib_core once per entry, after which it never touches it.
-pub(super) unsafe extern "C" fn mmap_free_callback(entry: *mut bindings::rdma_user_mmap_entry) {
+pub(crate) unsafe extern "C" fn mmap_free_callback(entry: *mut bindings::rdma_user_mmap_entry) {
     // CAST: Every entry of this driver is the head of a boxed `MmapEntry`.
     // SAFETY: The box was leaked by `QueueBuf::new_user` and this is its
     // last use.

@@ -4,13 +4,94 @@
 //! and sent through the IP stack ([`TxSkb`]), and a received UDP datagram
 //! borrowed by the encapsulation callback ([`RxDatagram`]).
 
-use super::{bindings, net::NetDevice, qp::TxLink};
-use crate::qp::RxeQp;
+use super::{bindings, net::NetDevice};
 use core::{
     ptr::NonNull,
     sync::atomic::{AtomicU64, Ordering},
 };
-use kernel::{prelude::*, sync::Arc};
+use kernel::{
+    new_spinlock_irq,
+    prelude::*,
+    sync::{Arc, SpinLockIrq},
+};
+
+/// The sender of packets, told when the stack frees each of them.
+pub(crate) trait TxOwner: Sync {
+    /// The stack freed one of the owner's packets. Runs in any context but
+    /// hard IRQ (the stack frees packets wherever it is, possibly inside
+    /// [`TxSkb::send`]), under the link's lock.
+    fn packet_freed(&self);
+}
+
+/// What an owner's packets in flight point at instead of the owner: the
+/// owner while it lives, nothing after it detached. Reference counted: the
+/// owner holds one reference, each packet in flight another, so a packet
+/// that a qdisc holds for longer than the owner lives frees only this.
+///
+/// # Invariants
+///
+/// While `owner` is `Some`, it points to a live owner that has not yet
+/// returned from [`TxLink::detach`], and its function is
+/// `packet_freed_of::<T>` for that owner's type `T`.
+#[pin_data]
+pub(crate) struct TxLink {
+    #[pin]
+    owner: SpinLockIrq<Option<OwnerPtr>>,
+}
+
+/// A type-erased owner and its `packet_freed`.
+struct OwnerPtr(NonNull<()>, unsafe fn(NonNull<()>));
+
+// SAFETY: The owner is `Sync` (`TxOwner`); the pointer is only followed
+// under the link's lock.
+unsafe impl Send for OwnerPtr {}
+
+/// Calls `packet_freed` of a `T`.
+///
+/// # Safety
+///
+/// `owner` points to a live `T`.
+unsafe fn packet_freed_of<T: TxOwner>(owner: NonNull<()>) {
+    // SAFETY: By the caller's promise.
+    unsafe { owner.cast::<T>().as_ref() }.packet_freed();
+}
+
+impl TxLink {
+    /// A link pointing at nothing yet.
+    pub(crate) fn new() -> Result<Arc<TxLink>> {
+        Arc::pin_init(
+            pin_init!(TxLink { owner <- new_spinlock_irq!(None, "TxLink::owner") }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// Points the link at `owner`.
+    ///
+    /// # Safety
+    ///
+    /// `owner` stays live until [`TxLink::detach`] has returned.
+    pub(crate) unsafe fn attach<T: TxOwner>(&self, owner: &T) {
+        // INVARIANT: Live until `detach` by the caller's promise; the
+        // function matches the type.
+        *self.owner.lock() = Some(OwnerPtr(NonNull::from(owner).cast(), packet_freed_of::<T>));
+    }
+
+    /// Points the link at nothing: packets freed from now on touch only
+    /// the link. Waits for a destructor that is telling the owner.
+    pub(crate) fn detach(&self) {
+        *self.owner.lock() = None;
+    }
+
+    /// The stack freed a packet: tells the owner if it still lives.
+    fn packet_freed(&self) {
+        let guard = self.owner.lock();
+        if let Some(OwnerPtr(owner, freed)) = &*guard {
+            // SAFETY: Attached, so live until `detach`, which waits for the
+            // lock we hold; the function is the owner's (type invariant).
+            unsafe { freed(*owner) };
+        }
+    }
+}
 
 /// Length of an IPv4 header without options.
 pub(crate) const IPV4_HDR_LEN: usize = 20;
@@ -221,15 +302,14 @@ impl TxSkb {
             }
     }
 
-    /// Hands the routed packet to the IP stack. The packet counts as in
-    /// flight for `qp` until the stack frees it, whether it was delivered,
-    /// dropped on the way, or refused here; it keeps the QP's [`TxLink`],
-    /// not the QP, so it may outlive the QP (a qdisc may hold it for any
-    /// time), and a reference on the module, so that its destructor's code
-    /// does too.
-    pub(crate) fn send(self, qp: &RxeQp) -> Result {
+    /// Hands the routed packet to the IP stack. The packet keeps `link`
+    /// until the stack frees it, whether it was delivered, dropped on the
+    /// way, or refused here, and then tells the link's owner; it keeps the
+    /// link, not the owner, so it may outlive the owner (a qdisc may hold
+    /// it for any time), and a reference on the module, so that its
+    /// destructor's code does too.
+    pub(crate) fn send(self, link: Arc<TxLink>) -> Result {
         let this = core::mem::ManuallyDrop::new(self);
-        let link = qp.tx_hold();
         SENT_IN_FLIGHT.fetch_add(1, Ordering::SeqCst);
         let skb = this.skb.as_ptr();
         // SAFETY: We own the skb, which has no destructor yet (built by
@@ -240,16 +320,6 @@ impl TxSkb {
         // SAFETY: We own the skb and give it away; `this` is not dropped.
         kernel::error::to_result(unsafe { bindings::rxe_glue_tx_send(skb, this.ipv6) })
     }
-}
-
-/// Sets the function the destructor of every sent packet calls.
-///
-/// # Safety
-///
-/// Called once, from module init, before any packet is sent.
-pub(crate) unsafe fn tx_init() {
-    // SAFETY: Called once before any packet is sent (our contract).
-    unsafe { bindings::rxe_glue_tx_init(Some(tx_done)) };
 }
 
 /// Called by the destructor of a packet [`TxSkb::send`] sent, once, in any
@@ -276,7 +346,7 @@ static SENT_IN_FLIGHT: AtomicU64 = AtomicU64::new(0);
 /// one sent during exit itself (ib_core destroying a device's QPs) can be
 /// left; its destructor must run before the module's code goes. Logs
 /// while it waits (a qdisc may hold a packet for any time).
-pub(crate) fn wait_sent_packets() {
+fn wait_sent_packets() {
     let mut waited_ms: u64 = 0;
     while SENT_IN_FLIGHT.load(Ordering::SeqCst) != 0 {
         if waited_ms % 10_000 == 0 && waited_ms > 0 {
@@ -290,30 +360,50 @@ pub(crate) fn wait_sent_packets() {
     }
 }
 
-/// Starts rxe's loopback path: a packet routed to this host (to the
-/// port's own address, or another port's in the same namespace) skips the
-/// IP stack and reaches `rcv` from BH work, as UDP would hand it to the
+/// The module's transmit path while it exists: the destructor every sent
+/// packet runs ([`TxSkb::send`]) and rxe's loopback path, on which a
+/// packet routed to this host (to the port's own address, or another
+/// port's in the same namespace) skips the IP stack and reaches the
+/// [`RxHandler`] from BH work, as UDP would hand it to the
 /// encapsulation callback; its sender is told once it is processed.
-///
-/// # Safety
-///
-/// Called once, from module init, before any packet is sent.
-pub(crate) unsafe fn loopback_init(
-    rcv: unsafe extern "C" fn(*mut bindings::sock, *mut bindings::sk_buff) -> c_int,
-) {
-    // SAFETY: Called once before any packet is sent (our contract).
-    unsafe { bindings::rxe_glue_loopback_init(Some(rcv)) };
+/// Dropping it waits for every sent packet to be freed and stops the
+/// loopback path.
+pub(crate) struct TxPath(());
+
+/// Whether a [`TxPath`] exists.
+static TX_PATH_UP: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+
+impl TxPath {
+    /// Starts the transmit path, with `rcv` receiving looped-back packets.
+    ///
+    /// # Safety
+    ///
+    /// The result is dropped only after everything that sends (every
+    /// device, so every QP) is gone.
+    pub(crate) unsafe fn new<H: RxHandler>() -> Result<TxPath> {
+        if TX_PATH_UP.swap(true, Ordering::AcqRel) {
+            return Err(EBUSY);
+        }
+        // SAFETY: The only transmit path (checked above), set up before
+        // any packet can be sent.
+        unsafe {
+            bindings::rxe_glue_tx_init(Some(tx_done));
+            bindings::rxe_glue_loopback_init(Some(loopback_rcv::<H>));
+        }
+        Ok(TxPath(()))
+    }
 }
 
-/// Stops the loopback path and frees the packets it still holds.
-///
-/// # Safety
-///
-/// Called once, from module exit, after every device (and so every QP
-/// that could send) is gone.
-pub(crate) unsafe fn loopback_exit() {
-    // SAFETY: No packet can be sent any more (our contract).
-    unsafe { bindings::rxe_glue_loopback_exit() };
+impl Drop for TxPath {
+    fn drop(&mut self) {
+        // Packets sent while the devices went away hold no module
+        // reference that could have kept the module: their destructors
+        // must still find its code.
+        wait_sent_packets();
+        // SAFETY: Nothing sends any more (`new`'s contract).
+        unsafe { bindings::rxe_glue_loopback_exit() };
+        TX_PATH_UP.store(false, Ordering::Release);
+    }
 }
 
 impl Drop for TxSkb {
@@ -321,6 +411,48 @@ impl Drop for TxSkb {
         // SAFETY: We own the skb (it was not sent).
         unsafe { bindings::rxe_glue_kfree_skb(self.skb.as_ptr()) };
     }
+}
+
+/// Where received RoCE datagrams go: from the tunnel sockets
+/// ([`super::net::UdpTunnelSock`]) and from the loopback path
+/// ([`TxPath`]), in softirq context. `None`: a datagram that could not be
+/// linearized (already freed).
+pub(crate) trait RxHandler {
+    /// One datagram.
+    fn receive(datagram: Option<RxDatagram<'_>>);
+}
+
+/// The UDP tunnel `encap_rcv` callback. Returning 0 tells UDP the skb was
+/// consumed.
+///
+/// # Safety
+///
+/// Called only by UDP as the encapsulation socket's `encap_rcv`, in an RCU
+/// read section, with an skb that it hands over to us.
+pub(super) unsafe extern "C" fn encap_rcv<H: RxHandler>(
+    _sk: *mut bindings::sock,
+    skb: *mut bindings::sk_buff,
+) -> c_int {
+    // SAFETY: UDP hands the skb over, in an RCU read section (softirq).
+    H::receive(unsafe { RxDatagram::take(skb, false) });
+    0
+}
+
+/// The receive end of the loopback path: packets this driver sent to a
+/// local address.
+///
+/// # Safety
+///
+/// Called only by the loopback path's BH work, in an RCU read section, with
+/// an skb that it hands over to us.
+unsafe extern "C" fn loopback_rcv<H: RxHandler>(
+    _sk: *mut bindings::sock,
+    skb: *mut bindings::sk_buff,
+) -> c_int {
+    // SAFETY: The loopback path's BH work hands the skb over, in an RCU
+    // read section (softirq).
+    H::receive(unsafe { RxDatagram::take(skb, true) });
+    0
 }
 
 /// A received RoCE datagram, linearized, borrowed from the UDP stack for
@@ -350,10 +482,7 @@ impl<'a> RxDatagram<'a> {
     /// `skb` was handed to the UDP encapsulation callback, or to the
     /// loopback path's receive function if `loopback`, which runs in an RCU
     /// read section for `'a`; the caller does not touch it afterwards.
-    pub(crate) unsafe fn take(
-        skb: *mut bindings::sk_buff,
-        loopback: bool,
-    ) -> Option<RxDatagram<'a>> {
+    unsafe fn take(skb: *mut bindings::sk_buff, loopback: bool) -> Option<RxDatagram<'a>> {
         let (mut iph, mut iph_len, mut udph, mut payload, mut payload_len) = (
             core::ptr::null_mut(),
             0u32,

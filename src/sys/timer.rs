@@ -1,13 +1,69 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! A kernel timer (`timer_list`) embedded in a pinned object, whose
-//! callback runs in softirq context and finds its object by `container_of`.
+//! expiry runs in softirq context and is handed to the object that holds
+//! it ([`TimerHandler`]), found at the offset [`HasTimer`] names.
+//!
+//! The `kernel` crate of 7.3 has `hrtimer` only; rxe's requester timers
+//! are `timer_list`s (jiffies resolution, as the C driver's), so this
+//! module keeps a local wrapper in the style of `kernel::time::hrtimer`'s
+//! `HasHrTimer`.
 
 use super::bindings;
 use kernel::{prelude::*, types::Opaque};
 
-/// The function a [`Timer`] calls, with the `timer_list` that fired.
-pub(crate) type TimerFn = unsafe extern "C" fn(timer: *mut bindings::timer_list);
+/// An object that holds a [`Timer`] (one per `ID`).
+///
+/// # Safety
+///
+/// `OFFSET` is the byte offset of a [`Timer`] field inside `Self`, and
+/// every `Self` whose timer runs lives (pinned) until that timer is shut
+/// down. Use [`impl_has_timer!`](crate::impl_has_timer) to implement it.
+pub(crate) unsafe trait HasTimer<const ID: u64 = 0>: Sized {
+    /// Offset of the timer inside `Self`.
+    const OFFSET: usize;
+}
+
+/// What an object does when its timer `ID` expires (softirq context).
+pub(crate) trait TimerHandler<const ID: u64 = 0>: HasTimer<ID> + Sync {
+    /// The timer expired; `bh` proves softirq context.
+    fn expired(&self, bh: &super::work::BhOff);
+}
+
+/// Implements [`HasTimer`] for a type and a (possibly nested) timer field.
+#[macro_export]
+macro_rules! impl_has_timer {
+    ($ty:ty, $id:expr, $($field:tt).+) => {
+        // SAFETY: The offset is that of the named `Timer` field, checked by
+        // the type of the `let` below; a `Timer` shuts itself down before
+        // its memory goes (its invariant), so the holder outlives expiry.
+        unsafe impl $crate::sys::timer::HasTimer<{ $id }> for $ty {
+            const OFFSET: usize = {
+                fn _check(t: &$ty) -> &$crate::sys::timer::Timer {
+                    &t.$($field).+
+                }
+                ::core::mem::offset_of!($ty, $($field).+)
+            };
+        }
+    };
+}
+
+/// The timer core's callback: hands the expiry to the holder.
+///
+/// # Safety
+///
+/// Called by the timer core only, for a timer that [`Timer::new`] set up
+/// for `T` (so it is the timer `ID` of a live `T`).
+unsafe extern "C" fn expired_callback<T: TimerHandler<ID>, const ID: u64>(
+    timer: *mut bindings::timer_list,
+) {
+    // SAFETY: By our contract the timer sits at `T::OFFSET` in a live `T`
+    // (`HasTimer`'s promise), which outlives the callback (the timer is
+    // shut down, which waits for us, before its memory goes).
+    let holder = unsafe { &*timer.cast::<u8>().sub(T::OFFSET).cast::<T>() };
+    // SAFETY: Timer callbacks run in softirq; the proof ends with the call.
+    holder.expired(&unsafe { super::work::BhOff::in_softirq() });
+}
 
 /// A `timer_list`.
 ///
@@ -28,8 +84,10 @@ unsafe impl Send for Timer {}
 unsafe impl Sync for Timer {}
 
 impl Timer {
-    /// A timer that calls `f`, not armed.
-    pub(crate) fn new(f: TimerFn) -> impl PinInit<Self> {
+    /// The timer `ID` of a `T`, not armed; its expiry calls
+    /// [`TimerHandler::expired`] on the `T` it is in.
+    pub(crate) fn new<T: TimerHandler<ID>, const ID: u64>() -> impl PinInit<Self> {
+        let f: unsafe extern "C" fn(*mut bindings::timer_list) = expired_callback::<T, ID>;
         pin_init!(Timer {
             // SAFETY: `slot` is valid memory for a timer_list that is never
             // moved (pinned) and is set up exactly once here.

@@ -2,10 +2,9 @@
 
 //! The rdma_rxe trace events (`src/rxe_trace.h`), as safe calls: the
 //! responder's PSN decision, the requester going back, acknowledgements
-//! received, retry counters running out.
+//! received, retry counters running out. PSNs are the 24-bit values.
 
 use super::bindings;
-use crate::proto::psn::Psn;
 
 /// The outcome of the responder's PSN check on one request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,43 +59,36 @@ pub(crate) enum GoBackCause {
 /// `expected` and answered with `reply` (PSN `reply_psn`).
 pub(crate) fn resp_psn(
     qpn: u32,
-    psn: Psn,
-    expected: Psn,
+    psn: u32,
+    expected: u32,
     verdict: PsnVerdict,
     reply: ResponderReply,
-    reply_psn: Psn,
+    reply_psn: u32,
 ) {
     // SAFETY: Plain values; the event may run in any context.
     unsafe {
-        bindings::rxe_glue_trace_resp_psn(
-            qpn,
-            psn.get(),
-            expected.get(),
-            verdict as u8,
-            reply as u8,
-            reply_psn.get(),
-        )
+        bindings::rxe_glue_trace_resp_psn(qpn, psn, expected, verdict as u8, reply as u8, reply_psn)
     }
 }
 
 /// `rxe_req_go_back`: QP `qpn`'s requester resends from `from`.
-pub(crate) fn req_go_back(qpn: u32, from: Psn, cause: GoBackCause) {
+pub(crate) fn req_go_back(qpn: u32, from: u32, cause: GoBackCause) {
     // SAFETY: Plain values; the event may run in any context.
-    unsafe { bindings::rxe_glue_trace_req_go_back(qpn, from.get(), cause as u8) }
+    unsafe { bindings::rxe_glue_trace_req_go_back(qpn, from, cause as u8) }
 }
 
 /// `rxe_req_tx`: QP `qpn`'s requester built request `psn` (`opcode`),
 /// again if `retransmit`; the event records whether this ran in softirq.
-pub(crate) fn req_tx(qpn: u32, psn: Psn, opcode: u8, retransmit: bool) {
+pub(crate) fn req_tx(qpn: u32, psn: u32, opcode: u8, retransmit: bool) {
     // SAFETY: Plain values; the event may run in any context.
-    unsafe { bindings::rxe_glue_trace_req_tx(qpn, psn.get(), opcode, u8::from(retransmit)) }
+    unsafe { bindings::rxe_glue_trace_req_tx(qpn, psn, opcode, u8::from(retransmit)) }
 }
 
 /// `rxe_comp_ack`: QP `qpn`'s completer received a response `opcode` with
 /// PSN `psn` and this AETH (raw syndrome byte, MSN).
-pub(crate) fn comp_ack(qpn: u32, psn: Psn, opcode: u8, syndrome: u8, msn: u32) {
+pub(crate) fn comp_ack(qpn: u32, psn: u32, opcode: u8, syndrome: u8, msn: u32) {
     // SAFETY: Plain values; the event may run in any context.
-    unsafe { bindings::rxe_glue_trace_comp_ack(qpn, psn.get(), opcode, syndrome, msn) }
+    unsafe { bindings::rxe_glue_trace_comp_ack(qpn, psn, opcode, syndrome, msn) }
 }
 
 /// `rxe_retry_exhausted`: QP `qpn` ran out of retries (`rnr`: RNR retries).

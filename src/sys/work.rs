@@ -4,48 +4,135 @@
 //! queued on the driver's per-CPU transmit workqueue on a chosen CPU: its
 //! function runs in process context on that CPU (so a long reply shares
 //! the CPU with the tasks there, as rxe's workqueue does, instead of
-//! running in softirq) and finds its object by `container_of`.
+//! running in softirq) and is handed to the object that holds it
+//! ([`WorkHandler`]), found at the offset [`HasTxWork`] names.
+//!
+//! `kernel::workqueue` owns its items through `Arc` or `KBox`; these
+//! items live inside objects that ib_core allocates and frees (a QP), and
+//! are queued on a chosen CPU and disabled synchronously, which that API
+//! has no way to say, so this module keeps a local wrapper in its style.
 
 use super::bindings;
 use kernel::{prelude::*, types::Opaque};
 
-/// Creates the transmit workqueue.
+/// An object that holds a [`TxWork`] (one per `ID`).
 ///
 /// # Safety
 ///
-/// Once, at module init, before any [`TxWork`] is queued; balanced by
-/// [`exit`].
-pub(crate) unsafe fn init() -> Result {
-    // SAFETY: Our contract: once, before any use.
-    kernel::error::to_result(unsafe { bindings::rxe_glue_tx_wq_init() })
+/// `OFFSET` is the byte offset of a [`TxWork`] field inside `Self`, and
+/// every `Self` whose work may run lives (pinned) until that work is
+/// disabled. Use [`impl_has_tx_work!`](crate::impl_has_tx_work).
+pub(crate) unsafe trait HasTxWork<const ID: u64 = 0>: Sized {
+    /// Offset of the work item inside `Self`.
+    const OFFSET: usize;
 }
 
-/// Destroys the transmit workqueue (waiting for work still on it).
+/// What an object does when its work item `ID` runs (process context).
+pub(crate) trait WorkHandler<const ID: u64 = 0>: HasTxWork<ID> + Sync {
+    /// The work runs.
+    fn run(&self);
+}
+
+/// Implements [`HasTxWork`] for a type and a (possibly nested) field.
+#[macro_export]
+macro_rules! impl_has_tx_work {
+    ($ty:ty, $id:expr, $($field:tt).+) => {
+        // SAFETY: The offset is that of the named `TxWork` field, checked
+        // by the type of the `let` below; a `TxWork` disables itself
+        // before its memory goes (its invariant).
+        unsafe impl $crate::sys::work::HasTxWork<{ $id }> for $ty {
+            const OFFSET: usize = {
+                fn _check(t: &$ty) -> &$crate::sys::work::TxWork {
+                    &t.$($field).+
+                }
+                ::core::mem::offset_of!($ty, $($field).+)
+            };
+        }
+    };
+}
+
+/// The workqueue core's callback: hands the run to the holder.
 ///
 /// # Safety
 ///
-/// Once, at module exit, after [`init`] succeeded and once no [`TxWork`]
-/// can be queued again (every QP is gone, so every one is disabled).
-pub(crate) unsafe fn exit() {
-    // SAFETY: Our contract.
-    unsafe { bindings::rxe_glue_tx_wq_exit() };
+/// Called by the workqueue core only, for a work item that
+/// [`TxWork::new`] set up for `T` (so it is the work `ID` of a live `T`).
+unsafe extern "C" fn run_callback<T: WorkHandler<ID>, const ID: u64>(
+    work: *mut bindings::work_struct,
+) {
+    // SAFETY: By our contract the work sits at `T::OFFSET` in a live `T`
+    // (`HasTxWork`'s promise), which outlives the run (the work is
+    // disabled, which waits for us, before its memory goes).
+    let holder = unsafe { &*work.cast::<u8>().sub(T::OFFSET).cast::<T>() };
+    holder.run();
+}
+
+/// The transmit workqueue while it exists: [`TxWork::queue_on`] queues
+/// on it. Dropping it destroys it, waiting for work still on it.
+pub(crate) struct TxWorkqueue(());
+
+/// Whether a [`TxWorkqueue`] exists.
+static TX_WQ_UP: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+
+impl TxWorkqueue {
+    /// Creates the transmit workqueue.
+    ///
+    /// # Safety
+    ///
+    /// The result is dropped only after no [`TxWork`] can be queued on it
+    /// again (every one is disabled).
+    pub(crate) unsafe fn new() -> Result<TxWorkqueue> {
+        use core::sync::atomic::Ordering;
+        if TX_WQ_UP.swap(true, Ordering::AcqRel) {
+            return Err(EBUSY);
+        }
+        // SAFETY: The only one (checked above), before any work is queued.
+        if let Err(e) = kernel::error::to_result(unsafe { bindings::rxe_glue_tx_wq_init() }) {
+            TX_WQ_UP.store(false, Ordering::Release);
+            return Err(e);
+        }
+        Ok(TxWorkqueue(()))
+    }
+}
+
+impl Drop for TxWorkqueue {
+    fn drop(&mut self) {
+        // SAFETY: Created in `new`; nothing queues any more (`new`'s
+        // contract).
+        unsafe { bindings::rxe_glue_tx_wq_exit() };
+        TX_WQ_UP.store(false, core::sync::atomic::Ordering::Release);
+    }
+}
+
+/// Proof that bottom halves are off on this CPU (or that this is
+/// softirq): an RCU read-side critical section of the `_bh` flavour, in
+/// which `rcu_dereference_bh` pointers stay valid. Not `Send`: it proves
+/// something of this CPU only.
+pub(crate) struct BhOff(core::marker::PhantomData<*mut ()>);
+
+impl BhOff {
+    /// The proof, for code the kernel runs in softirq (timer expiry).
+    ///
+    /// # Safety
+    ///
+    /// Called in softirq context, and the result does not outlive it.
+    pub(crate) unsafe fn in_softirq() -> Self {
+        BhOff(core::marker::PhantomData)
+    }
 }
 
 /// Runs `f` with bottom halves off on this CPU: softirqs (the receive
 /// path, timers) cannot run in between, so packets `f` sends leave in the
 /// order a softirq on this CPU would see them, and `f` is an RCU read-side
 /// critical section.
-pub(crate) fn with_bh_off<R>(f: impl FnOnce() -> R) -> R {
+pub(crate) fn with_bh_off<R>(f: impl FnOnce(&BhOff) -> R) -> R {
     // SAFETY: No requirements; balanced below.
     unsafe { bindings::rxe_glue_local_bh_disable() };
-    let r = f();
+    let r = f(&BhOff(core::marker::PhantomData));
     // SAFETY: Balances the disable above, in the same context.
     unsafe { bindings::rxe_glue_local_bh_enable() };
     r
 }
-
-/// The function a [`TxWork`] runs, with the `work_struct` queued.
-pub(crate) type WorkFn = unsafe extern "C" fn(work: *mut bindings::work_struct);
 
 /// A `work_struct` for the transmit workqueue.
 ///
@@ -66,8 +153,10 @@ unsafe impl Send for TxWork {}
 unsafe impl Sync for TxWork {}
 
 impl TxWork {
-    /// A work item that runs `f`, not queued.
-    pub(crate) fn new(f: WorkFn) -> impl PinInit<Self> {
+    /// The work item `ID` of a `T`, not queued; it runs
+    /// [`WorkHandler::run`] on the `T` it is in.
+    pub(crate) fn new<T: WorkHandler<ID>, const ID: u64>() -> impl PinInit<Self> {
+        let f: unsafe extern "C" fn(*mut bindings::work_struct) = run_callback::<T, ID>;
         pin_init!(TxWork {
             // SAFETY: `slot` is valid memory for a work_struct that is never
             // moved (pinned) and is set up exactly once here.

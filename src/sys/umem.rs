@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Pinned user memory (`ib_umem`) and the list of its pages, with copies
+//! to and from one page at a time. The copies go through the C helpers
+//! `memcpy_to_page`/`memcpy_from_page` (which map highmem pages) rather
+//! than `kernel::page::BorrowedPage`, whose 7.3 copies are `unsafe` raw
+//! pointer calls with the same checks left to the caller.
+
+use super::bindings;
+use core::ptr::NonNull;
+use kernel::{page::PAGE_SIZE, prelude::*};
+
+/// A range of user memory pinned by `ib_umem_get`.
+///
+/// # Invariants
+///
+/// `ptr` is a umem returned by `ib_umem_get_va`, released exactly once, on
+/// drop.
+pub(crate) struct Umem {
+    ptr: NonNull<bindings::ib_umem>,
+}
+
+// SAFETY: A umem is a description of pinned pages; releasing it from any
+// thread is fine (in process context, which `Drop` callers guarantee: see
+// the driver's region that owns it).
+unsafe impl Send for Umem {}
+// SAFETY: Shared access only reads its page list.
+unsafe impl Sync for Umem {}
+
+impl Umem {
+    /// Pins `[addr, addr + len)` of the calling process for `access`
+    /// (`IB_ACCESS_*`: write access makes the pages writable).
+    pub(crate) fn pin(ib: &crate::ib::IbDevice, addr: u64, len: u64, access: u32) -> Result<Umem> {
+        let addr = usize::try_from(addr).map_err(|_| EINVAL)?;
+        let len = usize::try_from(len).map_err(|_| EINVAL)?;
+        // SAFETY: The device is live; `ib_umem_get_va` checks the range
+        // against the caller's address space and limits.
+        let ptr = unsafe { bindings::rxe_glue_umem_get(ib.as_ptr(), addr, len, access as c_int) };
+        let ptr = kernel::error::from_err_ptr(ptr)?;
+        Ok(Umem {
+            ptr: NonNull::new(ptr).ok_or(ENOMEM)?,
+        })
+    }
+
+    /// Whether a `rereg_user_mr` with `flags` (`IB_MR_REREG_*`) may give
+    /// the region the access bits `access` over these pages
+    /// (`ib_umem_check_rereg`: `EACCES` for write access to pages pinned
+    /// read-only).
+    pub(crate) fn check_rereg(&self, flags: u32, access: u32) -> Result {
+        // SAFETY: Live umem (invariant); the call only reads it.
+        kernel::error::to_result(unsafe {
+            bindings::ib_umem_check_rereg(self.ptr.as_ptr(), flags as c_int, access as c_int)
+        })
+    }
+
+    /// The pinned pages, in address order.
+    pub(crate) fn pages(&self) -> Result<PageList> {
+        // SAFETY: Live umem (invariant).
+        let n = unsafe { bindings::rxe_glue_umem_num_pages(self.ptr.as_ptr()) };
+        let mut pages = KVVec::with_capacity(n, GFP_KERNEL)?;
+        // SAFETY: `spare_capacity_mut` has room for `n` pointers, which is
+        // the most the call writes; it returns how many it wrote.
+        let written = unsafe {
+            bindings::rxe_glue_umem_pages(
+                self.ptr.as_ptr(),
+                pages.spare_capacity_mut().as_mut_ptr().cast(),
+                n,
+            )
+        };
+        if written != n {
+            return Err(EFAULT);
+        }
+        // SAFETY: The first `n` elements were just initialised.
+        unsafe { pages.inc_len(n) };
+        Ok(PageList { pages })
+    }
+}
+
+impl Drop for Umem {
+    fn drop(&mut self) {
+        // SAFETY: Released once (invariant).
+        unsafe { bindings::ib_umem_release(self.ptr.as_ptr()) };
+    }
+}
+
+/// The pages of a [`Umem`], in address order.
+///
+/// # Invariants
+///
+/// Every pointer is a page pinned by the umem the list was made from; the
+/// owner keeps that umem alive as long as the list.
+pub(crate) struct PageList {
+    pages: KVVec<*mut bindings::page>,
+}
+
+// SAFETY: The list only holds addresses of pinned pages.
+unsafe impl Send for PageList {}
+// SAFETY: As above; it is never changed after creation.
+unsafe impl Sync for PageList {}
+
+impl PageList {
+    /// Number of pages.
+    pub(crate) fn len(&self) -> usize {
+        self.pages.len()
+    }
+
+    /// Copies `src` into page `page` of the list at byte `offset`;
+    /// `EFAULT` past the list or the page.
+    pub(crate) fn copy_to_page(&self, page: usize, offset: usize, src: &[u8]) -> Result {
+        let page = *self.pages.get(page).ok_or(EFAULT)?;
+        if offset
+            .checked_add(src.len())
+            .is_none_or(|end| end > PAGE_SIZE)
+        {
+            return Err(EFAULT);
+        }
+        // SAFETY: `page` is pinned (invariant); the range lies within the
+        // page (checked above); `src` is readable for its length.
+        unsafe { bindings::rxe_glue_memcpy_to_page(page, offset, src.as_ptr().cast(), src.len()) };
+        Ok(())
+    }
+
+    /// Copies bytes at `offset` of page `page` of the list into `dst`;
+    /// `EFAULT` past the list or the page.
+    pub(crate) fn copy_from_page(&self, page: usize, offset: usize, dst: &mut [u8]) -> Result {
+        let page = *self.pages.get(page).ok_or(EFAULT)?;
+        if offset
+            .checked_add(dst.len())
+            .is_none_or(|end| end > PAGE_SIZE)
+        {
+            return Err(EFAULT);
+        }
+        // SAFETY: As in `copy_to_page`; `dst` is writable for its length.
+        unsafe {
+            bindings::rxe_glue_memcpy_from_page(dst.as_mut_ptr().cast(), page, offset, dst.len())
+        };
+        Ok(())
+    }
+}
