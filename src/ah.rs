@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Address handles (design §1.4): the address vector a UD work request
+//! Address handles (rxe-abi-and-wire.md §1.4): the address vector a UD work request
 //! sends to, numbered from the device's AH table so that librxe can name
 //! it in a send WQE by `ah_num` instead of embedding a whole AV.
 

@@ -19,6 +19,7 @@
 #include <uapi/rdma/ib_user_ioctl_verbs.h>
 #include <uapi/rdma/rdma_user_rxe.h>
 #include "rxe_glue.h"
+#include "rxe_net.h"
 #include "rxe_odp.h"
 
 /* bindgen cannot evaluate these macros: give them constant values. */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Per-device hardware counters (design §2.6): the C driver's seventeen
+//! Per-device hardware counters (rxe-abi-and-wire.md §2.6): the C driver's seventeen
 //! counters, with its names and in its order, as `rdma statistic show link
 //! rxe0/1` and `/sys/class/infiniband/rxe0/ports/1/hw_counters/` show them.
 //! The data path bumps them; ib_core reads them through `get_hw_stats`.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Completion queues (design §1.2-1.6, §1.9, §1.10).
+//! Completion queues (rxe-abi-and-wire.md §1.2-1.6, §1.9, §1.10).
 //!
 //! A CQ is one ring of 128-byte slots (sized as rxe sizes it) in a
 //! `vmalloc_user` buffer. For a user CQ the buffer is also mapped by the

@@ -130,7 +130,9 @@ impl ib::Driver for Rxe {
     }
 
     fn hw_stats(dev: &RxeDevice, values: &mut [u64]) {
-        values.copy_from_slice(&dev.counters.snapshot());
+        for (value, counter) in values.iter_mut().zip(dev.counters.snapshot()) {
+            *value = counter;
+        }
     }
 
     /// The performance management agent ([`crate::proto::perf_mgmt`]);

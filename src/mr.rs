@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Memory regions (design §5): registration of user memory (`reg_user_mr`)
+//! Memory regions (rxe-abi-and-wire.md §2.2): registration of user memory (`reg_user_mr`)
 //! and of the kernel's DMA region (`get_dma_mr`), fast-registration regions
 //! (`alloc_mr`, then `map_mr_sg`, `IB_WR_REG_MR`, `IB_WR_LOCAL_INV` and
 //! remote invalidation), their keys in the device's key table, and

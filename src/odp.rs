@@ -18,11 +18,11 @@
 use crate::{
     device::RxeDevice,
     sys::{
+        device_box::Owner,
         odp::OdpUmem,
         work::{TxWork, WorkHandler},
     },
 };
-use core::ptr::NonNull;
 use kernel::{new_spinlock_irq, prelude::*, sync::SpinLockIrq};
 
 /// QPs one region remembers to wake after a fault; more wake every QP of
@@ -53,14 +53,9 @@ pub(crate) struct OdpRegion {
     pub(crate) umem: OdpUmem,
     /// User address of the region's first byte.
     pub(crate) start: u64,
-    rxe: NonNull<RxeDevice>,
+    /// The device the region belongs to.
+    rxe: Owner<RxeDevice>,
 }
-
-// SAFETY: `rxe` is only read as a shared reference to a `Sync` device;
-// everything else is `Send`/`Sync` or locked.
-unsafe impl Send for OdpRegion {}
-// SAFETY: As above.
-unsafe impl Sync for OdpRegion {}
 
 /// A user range to bring in: `[first, end)`, for writing or not.
 #[derive(Clone, Copy, Debug, Default)]
@@ -106,6 +101,9 @@ impl OdpRegion {
         access: u32,
     ) -> Result<Pin<KBox<OdpRegion>>> {
         let umem = OdpUmem::register(&rxe.ib, start, len, access)?;
+        // SAFETY: The region belongs to the device, which outlives it
+        // (ib_core deregisters every MR before it frees the device).
+        let owner = unsafe { Owner::new(rxe) };
         KBox::pin_init(
             pin_init!(OdpRegion {
                 work <- TxWork::new::<OdpRegion, 0>(),
@@ -119,7 +117,7 @@ impl OdpRegion {
                 }),
                 umem,
                 start,
-                rxe: NonNull::from(rxe),
+                rxe: owner,
             }),
             GFP_KERNEL,
         )
@@ -170,8 +168,7 @@ impl OdpRegion {
 
     /// The device the region belongs to.
     fn device(&self) -> &RxeDevice {
-        // SAFETY: The device outlives the region (type invariant).
-        unsafe { self.rxe.as_ref() }
+        self.rxe.get()
     }
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Queue pairs (design §1.2, §1.11, §4.5): creation with the send and
+//! Queue pairs (rxe-abi-and-wire.md §1.2, §1.11, §4.5): creation with the send and
 //! receive rings librxe maps, QP numbers from the device's QP table,
 //! `modify_qp` through ib_core's state table and rxe's attribute rules,
 //! `query_qp`, and destruction.

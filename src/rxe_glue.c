@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * One-line C wrappers over kernel static inlines and macros for the Rust part
- * of rdma_rxe. See rxe_glue.h.
+ * of rdma_rxe, and a few that fill a C struct or take a lock around one call.
+ * The network side of the data path is in rxe_net.c. See rxe_glue.h.
  */
 #include <linux/etherdevice.h>
 #include <linux/if_vlan.h>
@@ -46,6 +47,11 @@ struct net *rxe_glue_dev_net(const struct net_device *ndev)
 struct net_device *rxe_glue_notifier_dev(void *ptr)
 {
 	return netdev_notifier_info_to_dev(ptr);
+}
+
+void rxe_glue_dev_hold(struct net_device *ndev)
+{
+	dev_hold(ndev);
 }
 
 void rxe_glue_dev_put(struct net_device *ndev)
@@ -94,20 +100,6 @@ unsigned int rxe_glue_num_possible_cpus(void)
 void rxe_glue_mark_name_assigned_by_user(struct ib_device *ibdev)
 {
 	ib_mark_name_assigned_by_user(ibdev);
-}
-
-int rxe_glue_udp_sock_create(struct net *net, bool ipv6, u16 port, struct socket **sockp)
-{
-	struct udp_port_cfg cfg = {};
-
-	if (ipv6) {
-		cfg.family = AF_INET6;
-		cfg.ipv6_v6only = 1;
-	} else {
-		cfg.family = AF_INET;
-	}
-	cfg.local_udp_port = htons(port);
-	return udp_sock_create(net, &cfg, sockp);
 }
 
 struct sock *rxe_glue_socket_sk(struct socket *sock)
@@ -280,288 +272,6 @@ int rxe_glue_gid_attr_network_type(const struct ib_gid_attr *attr)
 	return rdma_gid_attr_network_type(attr);
 }
 
-struct sk_buff *rxe_glue_tx_alloc(struct net_device *ndev, bool ipv6, unsigned int len, u8 **data)
-{
-	unsigned int hdrs = (ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)) +
-			    sizeof(struct udphdr);
-	unsigned int head = LL_RESERVED_SPACE(ndev) + hdrs;
-	struct sk_buff *skb = alloc_skb(head + len, GFP_ATOMIC);
-
-	if (!skb)
-		return NULL;
-	skb_reserve(skb, head);
-	*data = skb_put(skb, len);
-	return skb;
-}
-
-static void rxe_glue_push_udp(struct sk_buff *skb, u16 sport)
-{
-	struct udphdr *uh;
-
-	__skb_push(skb, sizeof(*uh));
-	skb_reset_transport_header(skb);
-	uh = udp_hdr(skb);
-	uh->source = htons(sport);
-	uh->dest = htons(ROCE_V2_UDP_DPORT);
-	uh->len = htons(skb->len);
-	uh->check = 0;
-}
-
-struct dst_cache *rxe_glue_route_cache_new(void)
-{
-	struct dst_cache *cache = kzalloc(sizeof(*cache), GFP_KERNEL);
-
-	if (cache && dst_cache_init(cache, GFP_KERNEL)) {
-		kfree(cache);
-		cache = NULL;
-	}
-	return cache;
-}
-
-void rxe_glue_route_cache_reset(struct dst_cache *cache)
-{
-	dst_cache_reset(cache);
-}
-
-void rxe_glue_route_cache_free(struct dst_cache *cache)
-{
-	dst_cache_destroy(cache);
-	kfree(cache);
-}
-
-int rxe_glue_tx_route4(struct sk_buff *skb, struct net_device *ndev, const u8 *saddr,
-		       const u8 *daddr, u8 tos, u8 ttl, u16 sport, u8 **iphp,
-		       struct dst_cache *cache)
-{
-	struct net *net = dev_net(ndev);
-	struct flowi4 fl = {
-		.flowi4_oif = ndev->ifindex,
-		.flowi4_proto = IPPROTO_UDP,
-	};
-	struct rtable *rt = NULL;
-	struct iphdr *iph;
-
-	memcpy(&fl.daddr, daddr, 4);
-	memcpy(&fl.saddr, saddr, 4);
-	if (cache) {
-		__be32 cached_saddr;
-
-		rt = dst_cache_get_ip4(cache, &cached_saddr);
-		if (rt && cached_saddr != fl.saddr) {
-			ip_rt_put(rt);
-			rt = NULL;
-		}
-	}
-	if (!rt) {
-		rt = ip_route_output_key(net, &fl);
-		if (IS_ERR(rt))
-			return PTR_ERR(rt);
-		if (cache)
-			dst_cache_set_ip4(cache, &rt->dst, fl.saddr);
-	}
-	skb_dst_set(skb, &rt->dst);
-	rxe_glue_push_udp(skb, sport);
-	__skb_push(skb, sizeof(*iph));
-	skb_reset_network_header(skb);
-	iph = ip_hdr(skb);
-	iph->version = 4;
-	iph->ihl = sizeof(*iph) >> 2;
-	iph->tos = tos;
-	iph->tot_len = htons(skb->len);
-	iph->frag_off = htons(IP_DF);
-	iph->ttl = ttl;
-	iph->protocol = IPPROTO_UDP;
-	iph->saddr = fl.saddr;
-	iph->daddr = fl.daddr;
-	__ip_select_ident(net, iph, 1);
-	ip_send_check(iph);
-	skb->protocol = htons(ETH_P_IP);
-	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
-	*iphp = (u8 *)iph;
-	return 0;
-}
-
-int rxe_glue_tx_route6(struct sk_buff *skb, struct net_device *ndev, const u8 *saddr,
-		       const u8 *daddr, u8 tclass, u8 hop_limit, u16 sport, u8 **iphp,
-		       struct dst_cache *cache)
-{
-	struct net *net = dev_net(ndev);
-	struct flowi6 fl6 = {
-		.flowi6_oif = ndev->ifindex,
-		.flowi6_proto = IPPROTO_UDP,
-	};
-	struct dst_entry *dst = NULL;
-	struct ipv6hdr *ip6h;
-
-	memcpy(&fl6.daddr, daddr, 16);
-	memcpy(&fl6.saddr, saddr, 16);
-	if (cache) {
-		struct in6_addr cached_saddr;
-
-		dst = dst_cache_get_ip6(cache, &cached_saddr);
-		if (dst && !ipv6_addr_equal(&cached_saddr, &fl6.saddr)) {
-			dst_release(dst);
-			dst = NULL;
-		}
-	}
-	if (!dst) {
-		dst = ip6_dst_lookup_flow(net, NULL, &fl6, NULL);
-		if (IS_ERR(dst))
-			return PTR_ERR(dst);
-		if (cache)
-			dst_cache_set_ip6(cache, dst, &fl6.saddr);
-	}
-	skb_dst_set(skb, dst);
-	rxe_glue_push_udp(skb, sport);
-	__skb_push(skb, sizeof(*ip6h));
-	skb_reset_network_header(skb);
-	ip6h = ipv6_hdr(skb);
-	ip6_flow_hdr(ip6h, tclass, 0);
-	ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
-	ip6h->nexthdr = IPPROTO_UDP;
-	ip6h->hop_limit = hop_limit;
-	ip6h->saddr = fl6.saddr;
-	ip6h->daddr = fl6.daddr;
-	skb->protocol = htons(ETH_P_IPV6);
-	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
-	*iphp = (u8 *)ip6h;
-	return 0;
-}
-
-static void (*rxe_glue_tx_done)(void *arg);
-
-void rxe_glue_tx_init(void (*done)(void *arg))
-{
-	rxe_glue_tx_done = done;
-}
-
-static void rxe_glue_tx_dtor(struct sk_buff *skb)
-{
-	rxe_glue_tx_done(skb_shinfo(skb)->destructor_arg);
-	/* Last: the module may go once no sent packet holds it. */
-	module_put(THIS_MODULE);
-}
-
-void rxe_glue_skb_set_tx_owner(struct sk_buff *skb, void *arg)
-{
-	/* As SCTP does: the owner of a fresh, non-zerocopy skb keeps its
-	 * argument in destructor_arg until the destructor runs. */
-	__module_get(THIS_MODULE);
-	skb_shinfo(skb)->destructor_arg = arg;
-	skb->destructor = rxe_glue_tx_dtor;
-}
-
-/* Packets the loopback path holds at most; more are dropped (send errors). */
-#define RXE_GLUE_LOOPBACK_MAX 8192
-/*
- * Packets one run of the loopback work hands over before it yields. Each
- * may make its QP transmit up to a window of packets in the same softirq,
- * so the batch bounds the longest stretch with bottom halves off; between
- * runs the BH worker's time limit hands the rest to ksoftirqd, where RCU
- * and the scheduler get their turn.
- */
-#define RXE_GLUE_LOOPBACK_BATCH 16
-
-static struct sk_buff_head rxe_glue_loopback_queue;
-static struct work_struct rxe_glue_loopback_work;
-static int (*rxe_glue_loopback_rcv)(struct sock *sk, struct sk_buff *skb);
-
-static void rxe_glue_loopback_fn(struct work_struct *work)
-{
-	struct sk_buff *skb;
-	int n = 0;
-
-	/* BH work: softirq context, as the UDP encapsulation callback. */
-	rcu_read_lock();
-	while (n++ < RXE_GLUE_LOOPBACK_BATCH &&
-	       (skb = skb_dequeue(&rxe_glue_loopback_queue)))
-		rxe_glue_loopback_rcv(NULL, skb);
-	rcu_read_unlock();
-	if (!skb_queue_empty_lockless(&rxe_glue_loopback_queue))
-		queue_work(system_bh_highpri_wq, &rxe_glue_loopback_work);
-}
-
-void rxe_glue_loopback_init(int (*rcv)(struct sock *sk, struct sk_buff *skb))
-{
-	skb_queue_head_init(&rxe_glue_loopback_queue);
-	INIT_WORK(&rxe_glue_loopback_work, rxe_glue_loopback_fn);
-	rxe_glue_loopback_rcv = rcv;
-}
-
-void rxe_glue_loopback_exit(void)
-{
-	disable_work_sync(&rxe_glue_loopback_work);
-	skb_queue_purge(&rxe_glue_loopback_queue);
-}
-
-/*
- * Makes @skb look as UDP hands a datagram to the encapsulation callback
- * (data at the UDP header, the network header before it, dev the loopback
- * device, so the receive side finds the port by destination address) and
- * queues it.
- */
-static int rxe_glue_loopback_send(struct sk_buff *skb)
-{
-	if (skb_queue_len_lockless(&rxe_glue_loopback_queue) >= RXE_GLUE_LOOPBACK_MAX) {
-		kfree_skb(skb);
-		return -ENOBUFS;
-	}
-	skb->dev = skb_dst(skb)->dev;
-	__skb_pull(skb, skb_transport_offset(skb));
-	skb->pkt_type = PACKET_HOST;
-	skb_queue_tail(&rxe_glue_loopback_queue, skb);
-	queue_work(system_bh_highpri_wq, &rxe_glue_loopback_work);
-	return 0;
-}
-
-int rxe_glue_tx_send(struct sk_buff *skb, bool ipv6)
-{
-	struct net *net = dev_net(skb_dst(skb)->dev);
-	int err;
-
-	if (skb_dst(skb)->dev->flags & IFF_LOOPBACK)
-		return rxe_glue_loopback_send(skb);
-	if (ipv6)
-		err = ip6_local_out(net, NULL, skb);
-	else
-		err = ip_local_out(net, NULL, skb);
-	err = net_xmit_eval(err);
-	return err > 0 ? -ENOBUFS : err;
-}
-
-struct net_device *rxe_glue_rx_prepare(struct sk_buff *skb, bool loopback, u8 **iph,
-				       unsigned int *iph_len, u8 **udph, u8 **payload,
-				       unsigned int *payload_len)
-{
-	struct net_device *ndev = skb->dev;
-	struct net *net;
-
-	if (!ndev || skb_linearize(skb))
-		return NULL;
-	if (skb->len < sizeof(struct udphdr) ||
-	    skb_transport_header(skb) != skb->data ||
-	    skb_network_header(skb) >= skb_transport_header(skb))
-		return NULL;
-	*iph = skb_network_header(skb);
-	*iph_len = skb_transport_header(skb) - skb_network_header(skb);
-	*udph = skb->data;
-	*payload = skb->data + sizeof(struct udphdr);
-	*payload_len = skb->len - sizeof(struct udphdr);
-	/*
-	 * Only the driver's own loopback path may name a port by destination
-	 * address. A datagram UDP received on lo was sent by a local socket,
-	 * which any user may open: as rxe, it belongs to lo's port, if any.
-	 */
-	if (!loopback || !(ndev->flags & IFF_LOOPBACK))
-		return ndev;
-	net = dev_net(ndev);
-	if (skb->protocol == htons(ETH_P_IP))
-		return __ip_dev_find(net, ip_hdr(skb)->daddr, false);
-	if (skb->protocol == htons(ETH_P_IPV6))
-		return ipv6_dev_find(net, &ipv6_hdr(skb)->daddr, NULL);
-	return NULL;
-}
-
 static struct workqueue_struct *rxe_glue_tx_wq;
 
 int rxe_glue_tx_wq_init(void)
@@ -602,11 +312,6 @@ int rxe_glue_tx_cpu(u32 key)
 	unsigned int cpu = cpumask_nth(key % (n ? n : 1), cpu_online_mask);
 
 	return cpu < nr_cpu_ids ? cpu : raw_smp_processor_id();
-}
-
-int rxe_glue_this_cpu(void)
-{
-	return raw_smp_processor_id();
 }
 
 void rxe_glue_timer_setup(struct timer_list *timer, void (*fn)(struct timer_list *))

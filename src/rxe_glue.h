@@ -35,6 +35,7 @@ struct net *rxe_glue_dev_net(const struct net_device *ndev);
 /* netdev_notifier_info_to_dev(). */
 struct net_device *rxe_glue_notifier_dev(void *ptr);
 /* dev_put(). */
+void rxe_glue_dev_hold(struct net_device *ndev);
 void rxe_glue_dev_put(struct net_device *ndev);
 /* is_vlan_dev(). */
 bool rxe_glue_is_vlan_dev(const struct net_device *ndev);
@@ -51,11 +52,6 @@ void rxe_glue_eth_random_addr(u8 *addr);
 unsigned int rxe_glue_num_possible_cpus(void);
 /* ib_mark_name_assigned_by_user(). */
 void rxe_glue_mark_name_assigned_by_user(struct ib_device *ibdev);
-/*
- * udp_sock_create() for a UDP tunnel socket bound to @port (host order) on
- * the wildcard address, IPv6-only when @ipv6.
- */
-int rxe_glue_udp_sock_create(struct net *net, bool ipv6, u16 port, struct socket **sockp);
 /* sock->sk. */
 struct sock *rxe_glue_socket_sk(struct socket *sock);
 /* ib_no_udata_io(): deny input data, zero the response buffer. */
@@ -127,65 +123,6 @@ void rxe_glue_memcpy_from_page(void *dst, struct page *page, size_t offset, size
 struct ib_gid_attr;
 int rxe_glue_gid_attr_network_type(const struct ib_gid_attr *attr);
 
-/*
- * Transmit. A RoCE packet (BTH through ICRC) is built in place in the skb
- * that rxe_glue_tx_alloc() returns, then routed and given its UDP and IP
- * headers by rxe_glue_tx_route4/6() (which point @iph at the IP header, for
- * the ICRC), then sent by rxe_glue_tx_send(). Until it is sent the caller
- * owns the skb and frees it with rxe_glue_kfree_skb().
- */
-struct sk_buff *rxe_glue_tx_alloc(struct net_device *ndev, bool ipv6, unsigned int len, u8 **data);
-/*
- * A connected QP's routes, one per CPU (struct dst_cache, as UDP tunnels
- * keep theirs): NULL if out of memory. Used with bottom halves off, by one
- * context at a time (the QP's lock); reset when the QP's path changes.
- */
-struct dst_cache;
-struct dst_cache *rxe_glue_route_cache_new(void);
-void rxe_glue_route_cache_reset(struct dst_cache *cache);
-void rxe_glue_route_cache_free(struct dst_cache *cache);
-/*
- * Routes @skb out of @ndev and pushes UDP (checksum 0) and IPv4 headers (DF,
- * ID chosen). With a @cache (NULL for none), a route cached there for the
- * same source address and still valid is used, and a new one is cached.
- */
-int rxe_glue_tx_route4(struct sk_buff *skb, struct net_device *ndev, const u8 *saddr,
-		       const u8 *daddr, u8 tos, u8 ttl, u16 sport, u8 **iph,
-		       struct dst_cache *cache);
-/* Same for IPv6 (flow label 0). */
-int rxe_glue_tx_route6(struct sk_buff *skb, struct net_device *ndev, const u8 *saddr,
-		       const u8 *daddr, u8 tclass, u8 hop_limit, u16 sport, u8 **iph,
-		       struct dst_cache *cache);
-/*
- * Sends @skb and consumes it. A packet whose route ends in this host (its
- * dst device is the loopback device: to the port's own address, or another
- * port's in the same namespace) takes rxe's loopback path: it skips the IP
- * stack and the backlog, is queued here and handed to the receive callback
- * given to rxe_glue_loopback_init() from BH work, so the receiver's work
- * never nests in the sender's and the packet's destructor runs once it is
- * processed. Any other packet goes to ip_local_out() / ip6_local_out().
- * Returns 0 or a negative errno.
- */
-int rxe_glue_tx_send(struct sk_buff *skb, bool ipv6);
-/* Sets the receive function of the loopback path (module init, once). */
-void rxe_glue_loopback_init(int (*rcv)(struct sock *sk, struct sk_buff *skb));
-/* Stops the loopback path and frees what it holds (module exit, after every device is gone). */
-void rxe_glue_loopback_exit(void);
-
-/*
- * Receive. Linearizes a datagram handed to the UDP encapsulation callback
- * (skb->data at the UDP header) and returns its IP header, UDP header and
- * UDP payload. Returns the netdev of the rxe port it arrived for: skb->dev
- * (for a datagram UDP received on lo, lo: a local socket sent it, which
- * any user may open), or, for a packet of the driver's loopback path
- * (@loopback), the device owning its destination address. No reference is
- * taken (the caller is in an RCU read section, as the UDP receive path
- * is). NULL if the datagram is unusable.
- */
-struct net_device *rxe_glue_rx_prepare(struct sk_buff *skb, bool loopback, u8 **iph,
-				       unsigned int *iph_len, u8 **udph, u8 **payload,
-				       unsigned int *payload_len);
-
 /* pr_warn_ratelimited() of the bad-ICRC message. */
 void rxe_glue_warn_bad_icrc(void);
 
@@ -197,16 +134,6 @@ void rxe_glue_timer_shutdown(struct timer_list *timer);
 /* local_bh_disable() / local_bh_enable(). */
 void rxe_glue_local_bh_disable(void);
 void rxe_glue_local_bh_enable(void);
-
-/*
- * Sent packets: rxe_glue_skb_set_tx_owner() takes a reference on this
- * module and makes the skb's destructor call @done (set once, at module
- * init, by rxe_glue_tx_init()) with @arg, then drop the reference: the
- * destructor's code stays while a qdisc holds a packet, and the module
- * cannot be removed until every packet it sent is freed.
- */
-void rxe_glue_tx_init(void (*done)(void *arg));
-void rxe_glue_skb_set_tx_owner(struct sk_buff *skb, void *arg);
 
 /* queue_work(system_unbound_wq, @work). */
 void rxe_glue_work_queue_unbound(struct work_struct *work);
@@ -223,7 +150,6 @@ void rxe_glue_tx_work_queue_on(int cpu, struct work_struct *work);
 void rxe_glue_work_disable_sync(struct work_struct *work);
 /* The online CPU a QP with this key transmits from; the current CPU. */
 int rxe_glue_tx_cpu(u32 key);
-int rxe_glue_this_cpu(void);
 
 /* spin_lock_bh() / spin_unlock_bh() / spin_trylock_bh(), for sys::lock. */
 void rxe_glue_spin_lock_bh(spinlock_t *lock);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Shared receive queues (design §1.2, §1.4, §1.11): one receive ring that
+//! Shared receive queues (rxe-abi-and-wire.md §1.2, §1.4, §1.11): one receive ring that
 //! several QPs consume from, mapped by librxe like an RQ, numbered from the
 //! device's SRQ table; resizing (the new ring's mmap info goes to a user
 //! address given in the command, as librxe expects) and the limit.

@@ -1,5 +1,5 @@
 //! CQE bytes (`src/abi/cqe.rs`) for known completions, byte for byte as
-//! the C rxe writes them into a user CQ slot (design §1.9).
+//! the C rxe writes them into a user CQ slot (rxe-abi-and-wire.md §1.9).
 use rxe_proto::abi::cqe::*;
 use rxe_proto::abi::values::{wc_flags, WcOpcode, WcStatus, WrOpcode};
 

@@ -1,8 +1,8 @@
-//! Byte layouts of `src/abi/layout.rs` against design §1.4–§1.9 and against
+//! Byte layouts of `src/abi/layout.rs` against rxe-abi-and-wire.md §1.4–§1.9 and against
 //! the system's uapi headers.
 //!
 //! Two checks:
-//! - hard-coded offsets, taken from the design doc and confirmed by hand with
+//! - hard-coded offsets, taken from rxe-abi-and-wire.md and confirmed by hand with
 //!   `offsetof` on `/usr/include/rdma/rdma_user_rxe.h` and
 //!   `/usr/include/rdma/ib_user_verbs.h` (linux-libc-dev 7.3.4, x86-64);
 //! - `uapi_offsets_match_c_headers`, which compiles a small C program with

@@ -1,4 +1,4 @@
-//! Numeric values of `src/abi/values.rs` (design §1.8) against the system
+//! Numeric values of `src/abi/values.rs` (rxe-abi-and-wire.md §1.8) against the system
 //! headers: `rdma/ib_user_verbs.h`, `rdma/ib_user_ioctl_verbs.h`
 //! (linux-libc-dev) and `infiniband/verbs.h` (libibverbs-dev 44). The C
 //! program is compiled with `cc`; the test is skipped if that is impossible,

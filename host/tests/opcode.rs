@@ -1,4 +1,4 @@
-//! The opcode table checked row by row against the design doc §3.4, plus the
+//! The opcode table checked row by row against rxe-abi-and-wire.md §3.4, plus the
 //! requester's opcode choice.
 use rxe_proto::proto::opcode::{
     ExtHeader as H, OpFamily as F, OpSuffix, Opcode, Position as P, Transport as T, OPCODE_COUNT,

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Completion-queue logic that needs no kernel: the notification arming of
-//! `req_notify_cq` (design §1.9, §1.10), the slot format of CQs whose
+//! `req_notify_cq` (rxe-abi-and-wire.md §1.9, §1.10), the slot format of CQs whose
 //! consumer is a kernel ULP (a `ib_uverbs_wc` followed by what `ib_wc` has
 //! beyond it), and the kernel-side consumer of such a CQ.
 //!

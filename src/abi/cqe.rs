@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Building the 48-byte `ib_uverbs_wc` that librxe copies out of a CQ slot
-//! into the application's `ibv_wc` (design §1.9), from a driver-side
+//! into the application's `ibv_wc` (rxe-abi-and-wire.md §1.9), from a driver-side
 //! completion.
 
 use super::layout::{uverbs_wc, LayoutError, RawUverbsWc};

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Byte layouts of the rxe user ABI (design §1.4, §1.6, §1.7, §1.9): sizes,
+//! Byte layouts of the rxe user ABI (rxe-abi-and-wire.md §1.4, §1.6, §1.7, §1.9): sizes,
 //! field offsets, and length-checked little-endian encode/decode of the
 //! driver udata, the shared queue header, send/receive WQEs and the CQE
 //! (`ib_uverbs_wc`) librxe reads.
@@ -1042,7 +1042,7 @@ pub const RXE_CQE_SIZE: usize = 72;
 /// Smallest CQ slot librxe accepts (it refuses the CQ otherwise).
 pub const MIN_CQ_SLOT: usize = uverbs_wc::SIZE;
 
-// Size checks against design §1.4-§1.9.
+// Size checks against rxe-abi-and-wire.md §1.4-§1.9.
 const _: () = {
     assert!(MmapInfo::SIZE == 16);
     assert!(CreateCqResp::SIZE == 16 && ResizeCqResp::SIZE == 16);

@@ -7,7 +7,7 @@
 //!
 //! Like `proto`, everything here uses `core` only and is compiled both into
 //! `rdma_rxe.ko` and into the host crate in `host/`. The reference for
-//! every byte is design/rxe-abi-and-wire.md §1.
+//! every byte is Documentation/rxe-abi-and-wire.md §1.
 
 pub mod cq;
 pub mod cqe;

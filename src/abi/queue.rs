@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The rings shared with user space (design §1.6), as the kernel sees them.
+//! The rings shared with user space (rxe-abi-and-wire.md §1.6), as the kernel sees them.
 //!
 //! A queue buffer is a 384-byte header followed by `2^k` slots of
 //! `2^log2_elem_size` bytes. The kernel owns one index of each ring and
@@ -40,7 +40,7 @@ pub trait SharedBuf {
     fn zero(&self, off: usize, len: usize);
 }
 
-/// Largest number of entries a caller may ask for (design §1.11: work
+/// Largest number of entries a caller may ask for (rxe-abi-and-wire.md §1.11: work
 /// requests and CQEs are limited to 2^20).
 pub const MAX_QUEUE_ENTRIES: u32 = 1 << 20;
 /// Largest slot size (the biggest SQ slot is 208 + 512 bytes, rounded up

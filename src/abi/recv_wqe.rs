@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Copy-once validation of receive WQEs (RQ and SRQ slots, design §1.7).
+//! Copy-once validation of receive WQEs (RQ and SRQ slots, rxe-abi-and-wire.md §1.7).
 //!
 //! The 40-byte header and then the SGE list are each read exactly once into
 //! a private [`RecvWqe`]; only `wr_id`, `num_sge` and the SGEs are used. The

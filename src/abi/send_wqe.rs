@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Copy-once validation of send WQEs (design §0 hazard 5, §1.7).
+//! Copy-once validation of send WQEs (rxe-abi-and-wire.md §0 hazard 5, §1.7).
 //!
 //! A user SQ slot can be rewritten by its process at any moment. The driver
 //! therefore reads each slot region exactly once — the 208-byte header, then
@@ -19,7 +19,7 @@ use super::values::{send_flags, QpType, WcOpcode, WcStatus, WrOpcode};
 
 pub use super::sge::SgeList;
 
-/// Most inline bytes a send WQE may carry (design §1.11).
+/// Most inline bytes a send WQE may carry (rxe-abi-and-wire.md §1.11).
 pub const MAX_INLINE_DATA: usize = 512;
 /// Longest message: 2^31 bytes (IBTA).
 pub const MAX_MSG_LEN: u64 = 1 << 31;

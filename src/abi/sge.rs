@@ -6,7 +6,7 @@
 use super::layout::Sge;
 use super::queue::SharedBuf;
 
-/// Most SGEs a send or receive WQE may carry (design §1.11).
+/// Most SGEs a send or receive WQE may carry (rxe-abi-and-wire.md §1.11).
 pub const MAX_SGE: usize = 32;
 
 /// A bounded, kernel-private list of SGEs.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Numeric values shared with user space (design §1.8): work-request and
+//! Numeric values shared with user space (rxe-abi-and-wire.md §1.8): work-request and
 //! work-completion opcodes, completion statuses, send, access and completion
 //! flags, the QP types this driver serves and the `rxe_av` network types.
 //!
@@ -82,7 +82,7 @@ impl WrOpcode {
     }
 
     /// The completion opcode a send completion of this request carries
-    /// (design §1.8 WR→WC mapping); `None` for the unsupported opcodes.
+    /// (rxe-abi-and-wire.md §1.8 WR→WC mapping); `None` for the unsupported opcodes.
     pub const fn wc_opcode(self) -> Option<WcOpcode> {
         Some(match self {
             Self::RdmaWrite | Self::RdmaWriteWithImm => WcOpcode::RdmaWrite,

@@ -46,8 +46,9 @@ impl IbDevice {
     pub(crate) fn netdev(&self) -> Option<NetDeviceRef> {
         // SAFETY: The device is valid by the type invariant.
         let ndev = unsafe { bindings::ib_device_get_netdev(self.as_ptr(), 1) };
-        // SAFETY: `ib_device_get_netdev` returns a held reference or null.
-        NonNull::new(ndev).map(|p| unsafe { NetDeviceRef::from_owned(p) })
+        // SAFETY: `ib_device_get_netdev` returns a held reference or null,
+        // which the `ARef` takes over.
+        NonNull::new(ndev).map(|p| unsafe { NetDeviceRef::from_raw(p.cast::<NetDevice>()) })
     }
 
     /// The netdev bound to port 1 without taking a reference: valid while

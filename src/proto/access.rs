@@ -6,7 +6,7 @@
 //! touch it. The table's storage and the pages behind a region live in the
 //! kernel layer; every decision is made here.
 //!
-//! Keys are laid out as rxe lays them out (design §5): `index << 8 | key8`,
+//! Keys are laid out as rxe lays them out (rxe-abi-and-wire.md §2.2): `index << 8 | key8`,
 //! MR indices in `1..=MR_INDEX_MAX`, MW indices above. `key8` is the
 //! "consumer key" byte that fast registration may change.
 

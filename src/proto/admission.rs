@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Whether a QP takes a received packet (design §3.8 step 3, rxe's
+//! Whether a QP takes a received packet (rxe-abi-and-wire.md §3.8 step 3, rxe's
 //! `hdr_check`): after framing (`Packet::parse`) and before the ICRC and
 //! the PSN check. The transport of the opcode must be the QP's, the QP must
 //! be far enough in its state machine for requests or responses, a

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Queue-pair attributes: the per-QP transport parameters that `modify_qp`
-//! sets and `query_qp` reports, the checks rxe makes on them (design §4.5),
-//! and the queue capacities a QP is created with (design §1.11).
+//! sets and `query_qp` reports, the checks rxe makes on them (rxe-abi-and-wire.md §4.5),
+//! and the queue capacities a QP is created with (rxe-abi-and-wire.md §1.11).
 //!
 //! The state-transition table itself is ib_core's (`ib_modify_qp_is_ok`);
 //! what is here are the driver's own rules on top of it and how each

@@ -93,40 +93,22 @@ impl NetDevice {
     }
 }
 
-/// An owned reference to a network device, dropped with `dev_put`.
-///
-/// # Invariants
-///
-/// Holds one reference on the pointed-to `net_device`.
-pub(crate) struct NetDeviceRef(NonNull<bindings::net_device>);
+// SAFETY: `dev_hold`/`dev_put` are the netdev's reference count; a
+// `NetDevice` is only borrowed while a reference or RCU keeps it alive.
+unsafe impl kernel::sync::aref::AlwaysRefCounted for NetDevice {
+    fn inc_ref(&self) {
+        // SAFETY: The device is alive (the borrow), so its count is held.
+        unsafe { bindings::rxe_glue_dev_hold(self.as_ptr()) };
+    }
 
-impl NetDeviceRef {
-    /// Takes over a reference the caller holds.
-    ///
-    /// # Safety
-    ///
-    /// `ptr` is a valid `net_device` on which the caller owns one reference.
-    pub(crate) unsafe fn from_owned(ptr: NonNull<bindings::net_device>) -> Self {
-        // INVARIANT: The caller hands over its reference.
-        NetDeviceRef(ptr)
+    unsafe fn dec_ref(obj: NonNull<Self>) {
+        // SAFETY: The caller gives back one reference it holds.
+        unsafe { bindings::rxe_glue_dev_put(obj.as_ptr().cast()) };
     }
 }
 
-impl core::ops::Deref for NetDeviceRef {
-    type Target = NetDevice;
-
-    fn deref(&self) -> &NetDevice {
-        // SAFETY: The reference we hold keeps the device valid.
-        unsafe { NetDevice::from_raw(self.0.as_ptr()) }
-    }
-}
-
-impl Drop for NetDeviceRef {
-    fn drop(&mut self) {
-        // SAFETY: We own one reference, given back here once.
-        unsafe { bindings::rxe_glue_dev_put(self.0.as_ptr()) };
-    }
-}
+/// An owned reference to a network device.
+pub(crate) type NetDeviceRef = kernel::sync::aref::ARef<NetDevice>;
 
 /// A network namespace borrowed from the caller.
 ///
@@ -174,7 +156,7 @@ impl UdpTunnelSock {
         let mut sock: *mut bindings::socket = core::ptr::null_mut();
         // SAFETY: `net` is live; `sock` is a valid out-pointer.
         to_result(unsafe {
-            bindings::rxe_glue_udp_sock_create(net.as_ptr(), ipv6, port, &mut sock)
+            bindings::rxe_net_udp_sock_create(net.as_ptr(), ipv6, port, &mut sock)
         })?;
         // SAFETY: `udp_sock_create` succeeded, so `sock` is a valid socket.
         let sk = NonNull::new(unsafe { bindings::rxe_glue_socket_sk(sock) }).ok_or(EINVAL)?;

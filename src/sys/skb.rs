@@ -125,7 +125,7 @@ pub(crate) struct Route<'a> {
 ///
 /// # Invariants
 ///
-/// `cache` came from `rxe_glue_route_cache_new` and is freed once, on
+/// `cache` came from `rxe_net_route_cache_new` and is freed once, on
 /// drop; it is used by one context at a time with bottom halves off: the
 /// owner keeps it under the QP's lock.
 pub(crate) struct RouteCache {
@@ -141,8 +141,8 @@ impl RouteCache {
     pub(crate) fn new() -> Result<RouteCache> {
         // SAFETY: No requirements; process context (it allocates with
         // GFP_KERNEL), as `create_qp` is.
-        let cache = unsafe { bindings::rxe_glue_route_cache_new() };
-        // INVARIANT: From `rxe_glue_route_cache_new`, freed by `drop`.
+        let cache = unsafe { bindings::rxe_net_route_cache_new() };
+        // INVARIANT: From `rxe_net_route_cache_new`, freed by `drop`.
         Ok(RouteCache {
             cache: NonNull::new(cache).ok_or(ENOMEM)?,
         })
@@ -152,7 +152,7 @@ impl RouteCache {
     /// packet of the QP is being routed meanwhile.
     pub(crate) fn reset(&mut self) {
         // SAFETY: A live cache (type invariant), not in use (`&mut self`).
-        unsafe { bindings::rxe_glue_route_cache_reset(self.cache.as_ptr()) };
+        unsafe { bindings::rxe_net_route_cache_reset(self.cache.as_ptr()) };
     }
 
     fn as_ptr(&self) -> *mut bindings::dst_cache {
@@ -163,7 +163,7 @@ impl RouteCache {
 impl Drop for RouteCache {
     fn drop(&mut self) {
         // SAFETY: Allocated by `new`, freed once, here (type invariant).
-        unsafe { bindings::rxe_glue_route_cache_free(self.cache.as_ptr()) };
+        unsafe { bindings::rxe_net_route_cache_free(self.cache.as_ptr()) };
     }
 }
 
@@ -191,7 +191,7 @@ impl TxSkb {
         let len32 = u32::try_from(len).map_err(|_| EINVAL)?;
         let mut data: *mut u8 = core::ptr::null_mut();
         // SAFETY: `ndev` is valid; `data` is a valid out-pointer.
-        let skb = unsafe { bindings::rxe_glue_tx_alloc(ndev.as_ptr(), ipv6, len32, &mut data) };
+        let skb = unsafe { bindings::rxe_net_tx_alloc(ndev.as_ptr(), ipv6, len32, &mut data) };
         let skb = NonNull::new(skb).ok_or(ENOMEM)?;
         let data = NonNull::new(data).ok_or(ENOMEM)?;
         // INVARIANT: A fresh skb with `len` bytes put at `data`.
@@ -248,7 +248,7 @@ impl TxSkb {
         // packet is routed with bottom halves off, under the QP's lock).
         let err = unsafe {
             if route.ipv6 {
-                bindings::rxe_glue_tx_route6(
+                bindings::rxe_net_tx_route6(
                     self.skb.as_ptr(),
                     route.ndev.as_ptr(),
                     saddr.as_ptr(),
@@ -260,7 +260,7 @@ impl TxSkb {
                     cache,
                 )
             } else {
-                bindings::rxe_glue_tx_route4(
+                bindings::rxe_net_tx_route4(
                     self.skb.as_ptr(),
                     route.ndev.as_ptr(),
                     saddr.as_ptr(),
@@ -316,9 +316,9 @@ impl TxSkb {
         // `new`, never sent). The link reference is handed to the skb; the
         // glue's destructor gives it to `tx_done` once, when the skb is
         // freed.
-        unsafe { bindings::rxe_glue_skb_set_tx_owner(skb, Arc::into_raw(link).cast_mut().cast()) };
+        unsafe { bindings::rxe_net_skb_set_tx_owner(skb, Arc::into_raw(link).cast_mut().cast()) };
         // SAFETY: We own the skb and give it away; `this` is not dropped.
-        kernel::error::to_result(unsafe { bindings::rxe_glue_tx_send(skb, this.ipv6) })
+        kernel::error::to_result(unsafe { bindings::rxe_net_tx_send(skb, this.ipv6) })
     }
 }
 
@@ -387,8 +387,8 @@ impl TxPath {
         // SAFETY: The only transmit path (checked above), set up before
         // any packet can be sent.
         unsafe {
-            bindings::rxe_glue_tx_init(Some(tx_done));
-            bindings::rxe_glue_loopback_init(Some(loopback_rcv::<H>));
+            bindings::rxe_net_tx_init(Some(tx_done));
+            bindings::rxe_net_loopback_init(Some(loopback_rcv::<H>));
         }
         Ok(TxPath(()))
     }
@@ -401,7 +401,7 @@ impl Drop for TxPath {
         // must still find its code.
         wait_sent_packets();
         // SAFETY: Nothing sends any more (`new`'s contract).
-        unsafe { bindings::rxe_glue_loopback_exit() };
+        unsafe { bindings::rxe_net_loopback_exit() };
         TX_PATH_UP.store(false, Ordering::Release);
     }
 }
@@ -492,7 +492,7 @@ impl<'a> RxDatagram<'a> {
         );
         // SAFETY: We own `skb`; the out-pointers are valid.
         let ndev = unsafe {
-            bindings::rxe_glue_rx_prepare(
+            bindings::rxe_net_rx_prepare(
                 skb,
                 loopback,
                 &mut iph,

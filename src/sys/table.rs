@@ -12,13 +12,12 @@
 //! waits for the uses in flight ([`UseCount::drain`]).
 
 use super::bindings;
-use core::{
-    cell::UnsafeCell,
-    marker::PhantomData,
-    ptr::NonNull,
-    sync::atomic::{AtomicU32, Ordering},
+use core::{cell::UnsafeCell, marker::PhantomData, ptr::NonNull};
+use kernel::{
+    prelude::*,
+    sync::{Completion, Refcount},
+    types::Opaque,
 };
-use kernel::{prelude::*, sync::Completion, types::Opaque};
 
 /// Uses of a table object: one for the table while the object is in it,
 /// one per live [`TableRef`].
@@ -28,7 +27,7 @@ use kernel::{prelude::*, sync::Completion, types::Opaque};
 /// `drained` is completed once, when `users` drops to zero.
 #[pin_data]
 pub(crate) struct UseCount {
-    users: AtomicU32,
+    users: Refcount,
     #[pin]
     drained: Completion,
 }
@@ -37,17 +36,17 @@ impl UseCount {
     /// A count holding the table's use.
     pub(crate) fn new() -> impl PinInit<Self> {
         pin_init!(UseCount {
-            users: AtomicU32::new(1),
+            users: Refcount::new(1),
             drained <- Completion::new(),
         })
     }
 
     fn get(&self) {
-        self.users.fetch_add(1, Ordering::Relaxed);
+        self.users.inc();
     }
 
     fn put(&self) {
-        if self.users.fetch_sub(1, Ordering::AcqRel) == 1 {
+        if self.users.dec_and_test() {
             self.drained.complete_all();
         }
     }

@@ -210,6 +210,5 @@ pub(crate) fn tx_cpu(key: u32) -> u32 {
 
 /// The current CPU (stable while bottom halves are off, as under a QP lock).
 pub(crate) fn this_cpu() -> u32 {
-    // SAFETY: No requirements.
-    unsafe { bindings::rxe_glue_this_cpu() as u32 }
+    kernel::cpu::CpuId::current().as_u32()
 }
