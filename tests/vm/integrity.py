@@ -30,6 +30,7 @@ from pyverbs.pd import PD
 from pyverbs.cq import CQ
 from pyverbs.mr import MR
 from pyverbs.qp import QP, QPCap, QPInitAttr, QPAttr
+from pyverbs.pyverbs_error import PyverbsRDMAError
 from pyverbs.addr import AHAttr, GID, GlobalRoute
 from pyverbs.wr import RecvWR, SendWR, SGE
 import pyverbs.enums as e
@@ -79,8 +80,21 @@ class End:
         a.min_rnr_timer = 12
         a.ah_attr = AHAttr(is_global=1, port_num=1,
                            gr=GlobalRoute(dgid=GID(peer_gid), sgid_index=self.gid_index, hop_limit=64))
-        self.qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_AV | e.IBV_QP_PATH_MTU | e.IBV_QP_DEST_QPN
-                       | e.IBV_QP_RQ_PSN | e.IBV_QP_MAX_DEST_RD_ATOMIC | e.IBV_QP_MIN_RNR_TIMER)
+        mask = (e.IBV_QP_STATE | e.IBV_QP_AV | e.IBV_QP_PATH_MTU | e.IBV_QP_DEST_QPN
+                | e.IBV_QP_RQ_PSN | e.IBV_QP_MAX_DEST_RD_ATOMIC | e.IBV_QP_MIN_RNR_TIMER)
+        # The move to RTR has ib_core resolve the peer's MAC (ARP or ND)
+        # with a one-second timeout: under netem loss its one request or
+        # the answer may be lost, and the move fails with ETIMEDOUT having
+        # changed nothing (seen once in t_adversity at 1% loss). That is
+        # address resolution, not the transport under test: ask again.
+        for attempt in range(5):
+            try:
+                self.qp.modify(a, mask)
+                break
+            except PyverbsRDMAError as ex:
+                if 'Errno: 110' not in str(ex) or attempt == 4:
+                    raise
+                time.sleep(0.2)
         a = QPAttr(qp_state=e.IBV_QPS_RTS)
         a.timeout = 14
         a.retry_cnt = 7
