@@ -77,14 +77,7 @@ impl<D: Driver> Adapter<D> {
             let body = D::Ah::create(dev, attr, pd, sleepable, udata)?;
             // SAFETY: The body is uninitialised memory of the zeroed object
             // that ib_core never touches or moves.
-            unsafe { super::init_body::<D::Ah>(ibah, body) };
-            // SAFETY: Initialised just above.
-            let ah = unsafe { super::object::<D::Ah>(ibah) };
-            if let Err(e) = D::Ah::publish(dev, ah) {
-                // SAFETY: Initialised above and never published.
-                unsafe { super::drop_body::<D::Ah>(ibah) };
-                return Err(e);
-            }
+            unsafe { super::init_and_publish::<D::Ah>(ibah, body, |ah| D::Ah::publish(dev, ah)) }?;
             Ok(0)
         })
     }

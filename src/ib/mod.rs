@@ -143,6 +143,28 @@ unsafe fn init_body<T: IbBody>(raw: *mut T::Raw, init: impl PinInit<T::Body>) {
     let Ok(()) = unsafe { pin_init::raw_try_init(body, init) };
 }
 
+/// Initialises the body of a new object in place, then makes the object
+/// reachable with `publish`; if that fails, drops the body again.
+///
+/// # Safety
+///
+/// As for [`init_body`].
+unsafe fn init_and_publish<T: IbBody>(
+    raw: *mut T::Raw,
+    init: impl PinInit<T::Body>,
+    publish: impl FnOnce(&T) -> Result,
+) -> Result {
+    // SAFETY: By the caller's promise.
+    unsafe { init_body::<T>(raw, init) };
+    // SAFETY: Initialised just above; ib_core keeps the object while the
+    // create verb runs.
+    let object = unsafe { object::<T>(raw) };
+    publish(object).inspect_err(|_| {
+        // SAFETY: Initialised above and never published.
+        unsafe { drop_body::<T>(raw) };
+    })
+}
+
 /// Drops the body of an object.
 ///
 /// # Safety

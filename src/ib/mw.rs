@@ -75,14 +75,7 @@ impl<D: Driver> Adapter<D> {
             let (rkey, body) = D::Mw::create(dev, pd, kind)?;
             // SAFETY: The body is uninitialised memory of the zeroed object
             // that ib_core never touches or moves.
-            unsafe { super::init_body::<D::Mw>(ibmw, body) };
-            // SAFETY: Initialised just above.
-            let mw = unsafe { super::object::<D::Mw>(ibmw) };
-            if let Err(e) = D::Mw::publish(dev, mw) {
-                // SAFETY: Initialised above and never published.
-                unsafe { super::drop_body::<D::Mw>(ibmw) };
-                return Err(e);
-            }
+            unsafe { super::init_and_publish::<D::Mw>(ibmw, body, |mw| D::Mw::publish(dev, mw)) }?;
             // SAFETY: The window is ours until we return; ib_core reads the
             // key after the call.
             unsafe { (*ibmw).rkey = rkey };

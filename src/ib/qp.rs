@@ -163,20 +163,13 @@ impl<D: Driver> Adapter<D> {
                 )
             };
             let (qpn, body) = D::Qp::create(dev, init, udata)?;
-            // SAFETY: The body is uninitialised memory of the zeroed object
-            // that ib_core never touches or moves; ib_core reads `qp_num`
-            // after the call.
+            // SAFETY: ib_core reads `qp_num` after the call; the body is
+            // uninitialised memory of the zeroed object that ib_core never
+            // touches or moves.
             unsafe {
-                super::init_body::<D::Qp>(ibqp, body);
                 (*ibqp).qp_num = qpn;
-            }
-            // SAFETY: Initialised just above.
-            let qp = unsafe { super::object::<D::Qp>(ibqp) };
-            if let Err(e) = D::Qp::publish(dev, qp) {
-                // SAFETY: Initialised above and never published.
-                unsafe { super::drop_body::<D::Qp>(ibqp) };
-                return Err(e);
-            }
+                super::init_and_publish::<D::Qp>(ibqp, body, |qp| D::Qp::publish(dev, qp))
+            }?;
             Ok(0)
         })
     }

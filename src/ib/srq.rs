@@ -93,14 +93,9 @@ impl<D: Driver> Adapter<D> {
             let body = D::Srq::create(dev, init, udata)?;
             // SAFETY: The body is uninitialised memory of the zeroed object
             // that ib_core never touches or moves.
-            unsafe { super::init_body::<D::Srq>(ibsrq, body) };
-            // SAFETY: Initialised just above.
-            let srq = unsafe { super::object::<D::Srq>(ibsrq) };
-            if let Err(e) = D::Srq::publish(dev, srq) {
-                // SAFETY: Initialised above and never published.
-                unsafe { super::drop_body::<D::Srq>(ibsrq) };
-                return Err(e);
-            }
+            unsafe {
+                super::init_and_publish::<D::Srq>(ibsrq, body, |srq| D::Srq::publish(dev, srq))
+            }?;
             Ok(0)
         })
     }
