@@ -6,24 +6,14 @@
 mod common;
 
 use common::*;
-use rxe_proto::proto::aeth::{RnrTimer, Syndrome};
+use rxe_proto::proto::aeth::Syndrome;
 use rxe_proto::proto::opcode::Position;
 use rxe_proto::proto::psn::Psn;
-use rxe_proto::proto::responder::{
-    AccessFlags, DropReason, Responder, ResponderAction, ResponderConfig,
-};
-use rxe_proto::proto::transport::{
-    AtomicArgs, AtomicOp, Mtu, RemoteRange, RequestOp, RequestPacket,
-};
+use rxe_proto::proto::responder::{DropReason, Responder, ResponderAction};
+use rxe_proto::proto::transport::{AtomicArgs, AtomicOp, RemoteRange, RequestOp, RequestPacket};
 
 fn responder(psn: u32) -> Responder<4> {
-    Responder::new(ResponderConfig {
-        mtu: Mtu::MTU_256,
-        rq_psn: Psn::new(psn),
-        min_rnr_timer: RnrTimer::new(14),
-        max_dest_rd_atomic: 4,
-        access: AccessFlags::ALL,
-    })
+    Responder::new(responder_config(psn))
 }
 
 fn write(psn: u32, len: u32) -> RequestPacket {

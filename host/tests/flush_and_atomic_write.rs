@@ -8,7 +8,7 @@
 mod common;
 
 use common::*;
-use rxe_proto::proto::aeth::{NakCode, RnrTimer, Syndrome};
+use rxe_proto::proto::aeth::{NakCode, Syndrome};
 use rxe_proto::proto::opcode::Position;
 use rxe_proto::proto::psn::Psn;
 use rxe_proto::proto::replay::{SendWqe, WqeOp};
@@ -29,10 +29,8 @@ const VALUE: u64 = 0x1122_3344_5566_7788;
 fn responder(psn: u32, access: AccessFlags) -> Responder<4> {
     Responder::new(ResponderConfig {
         mtu: Mtu::MTU_1024,
-        rq_psn: Psn::new(psn),
-        min_rnr_timer: RnrTimer::new(14),
-        max_dest_rd_atomic: 4,
         access,
+        ..responder_config(psn)
     })
 }
 
@@ -173,10 +171,8 @@ fn atomic_write_rules() {
 fn atomic_write_needs_responder_resources() {
     let mut resp = Responder::<4>::new(ResponderConfig {
         mtu: Mtu::MTU_1024,
-        rq_psn: Psn::new(1),
-        min_rnr_timer: RnrTimer::new(14),
         max_dest_rd_atomic: 0,
-        access: AccessFlags::ALL,
+        ..responder_config(1)
     });
     let mut env = Env::new(4096);
     let a = resp_step(&mut resp, &atomic_write(1, MR_VA, VALUE), &mut env);
