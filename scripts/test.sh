@@ -27,15 +27,21 @@
 #   ("prod/rust/..."), the comparisons of the two drivers' outputs from
 #   that boot (cmp_*.sh, diffed here), then the wire interop of the two
 #   drivers (scripts/interop.sh: two guests, one driver each).
+#   This pass runs beside the debug kernel's, in the background: its
+#   guests mostly wait (timers, sleeps, the peer), the debug guests are
+#   busy, so it costs them little and they run at a lower priority than
+#   its guests (RXE_VM_NICE=5); the production kernel is therefore built
+#   (if not cached) before the debug pass starts. RXE_PROD_BESIDE=0 runs
+#   it after the debug pass instead.
 #
 # The time budget: the whole run should end within RXE_TIME_BUDGET
 # seconds of its start (default 4500; 0 means no budget), so that a CI
 # job of 90 minutes passes with room to spare. The production kernel's
 # pass is stopped (its guests time out, their unfinished tests fail) if it
-# runs more than 5 minutes past the budget. Our debug-kernel tests always run, all of
-# them. The production kernel is built (if not cached) in what is left of
-# the budget less its pass's estimate; a build cut short resumes on the
-# next run. If the build or the pass does not fit, their tests are NOTRUN:
+# runs more than 5 minutes past the budget. Our debug-kernel tests always
+# run, all of them. The production kernel is built (if not cached) in what
+# is left of the budget less the longer pass's estimate; a build cut short
+# resumes on the next run. If the build or the pass does not fit, their tests are NOTRUN:
 # listed by name, neither passed nor failed.
 set -euo pipefail
 run_start=$(date +%s)
@@ -148,6 +154,186 @@ estimate() {
         '$1 == n { a = $2 } $1 == o { b = $2 } END { print (a != "" ? a : (b != "" ? b : 60)) }')
     echo "$v"
 }
+# The production kernel's pass: the C driver's tests and ours in one
+# guest of 2 vCPUs, the comparisons of that boot's outputs, the interop.
+# Its own log directory: its outputs (devinfo-rust.txt...) are not the
+# debug pass's.
+prod_want=() cmp_want=()
+for n in "${want[@]}"; do
+    case $n in
+        c/*|rust/*) prod_want+=("$n") ;;
+        compare/*) cmp_want+=("$n") ;;
+    esac
+done
+# prod_name NAME: what a name from the production guest is reported as
+# (ours are prod/rust/...; the C driver's and the comparisons run only
+# there and keep their names).
+prod_name() { case $1 in rust/*) echo "prod/$1" ;; *) echo "$1" ;; esac; }
+# prod_notrun WHY: every name of the production pass is NOTRUN.
+prod_notrun() {
+    local n
+    for n in "${prod_want[@]}" "${cmp_want[@]}" "${want_interop[@]}"; do
+        printf 'NOTRUN\t%s\t\t%s\n' "$(prod_name "$n")" "$1" >> "$logdir/results-prod-notrun.txt"
+    done
+}
+prod_dir=$logdir/prod
+# The C driver's pass is the yardstick: it shows each test is right. What
+# it depends on is the production kernel (its build key: sources, config,
+# toolchain), the tests and what runs them, and the userspace the guest
+# borrows from this machine (rdma-core, perftest, python3, gcc for the
+# test programs, QEMU). Under one key its verdicts and outputs do not
+# change (up to flakes), so a green full pass is kept in
+# $RXE_CACHE/c-pass-<key> and later runs with that key reuse it: its
+# verdicts are reported with "cached: <when>", its outputs (devinfo-c.txt...)
+# are put back for the comparisons. RXE_C_CACHE=0 runs it anyway.
+c_pass_key() {
+    {
+        "$here/scripts/build-kernel.sh" bench --key
+        dpkg-query -W -f='${Package} ${Version}\n' rdma-core libibverbs1 ibverbs-providers librdmacm1t64 \
+            librdmacm1 ibverbs-utils rdmacm-utils perftest python3-pyverbs qemu-system-x86 2>/dev/null | sort
+        python3 --version; gcc --version | head -1
+        (cd "$here" && find tests scripts/vm.sh scripts/lib.sh scripts/check-dmesg.sh -type f \
+            ! -path '*/__pycache__/*' ! -name '*.pyc' -print0 | sort -z | xargs -0 sha256sum)
+    } | sha256sum | cut -c1-16
+}
+c_cache=$RXE_CACHE/c-pass-$(c_pass_key)
+# c_pass_cached NAMES...: a kept pass has a verdict for every one.
+c_pass_cached() {
+    local n
+    [ "${RXE_C_CACHE:-1}" != 0 ] && [ -f "$c_cache/results.txt" ] && [ -f "$c_cache/outputs.tar" ] || return 1
+    for n in "$@"; do
+        cut -f2 "$c_cache/results.txt" | grep -qxF "$n" || return 1
+    done
+}
+# c_pass_keep NAMES...: keep this run's C pass if it ran all of them
+# (every C test, not a pattern's part) and none failed.
+c_pass_keep() {
+    local all n tmp
+    mapfile -t all < <(bash "$suite" --only c --list .)
+    [ "$#" = "${#all[@]}" ] || return 0
+    awk -F'\t' '$2 ~ /^c\// && $1 != "PASS" && $1 != "SKIP" { bad = 1 } END { exit bad }' \
+        "$prod_dir/results-prod.txt" || return 0
+    for n in "$@"; do
+        cut -f2 "$prod_dir/results-prod.txt" | grep -qxF "$n" || return 0
+    done
+    tmp=$c_cache.tmp
+    rm -rf "$tmp"; mkdir -p "$tmp"
+    awk -F'\t' '$2 ~ /^c\//' "$prod_dir/results-prod.txt" > "$tmp/results.txt"
+    (cd "$prod_dir" && find . -maxdepth 1 \( -name '*-c' -o -name '*-c.*' \) -printf '%P\n'; \
+        [ ! -d tests/c ] || echo tests/c) | (cd "$prod_dir" && tar -cf "$tmp/outputs.tar" -T -)
+    echo "the run of $(date -u '+%Y-%m-%d %H:%M UTC') (logs: $prod_dir)" > "$tmp/when"
+    for n in "$RXE_CACHE"/c-pass-*; do [ "$n" = "$tmp" ] || rm -rf "$n"; done
+    mv "$tmp" "$c_cache"
+    echo "vm: the C driver's pass is green: kept in $c_cache for later runs with the same key"
+}
+# Estimates: the last pass's wall time (guest and interop), else 15
+# minutes (720 s on this machine, 2026-12-04).
+prod_est=$(cat "$RXE_CACHE/prod-pass-seconds" 2>/dev/null || echo 900)
+[[ $prod_est =~ ^[0-9]+$ ]] || prod_est=900
+# prod_pass: the production kernel's pass (its guest: the C driver's tests
+# and ours; the comparisons; the interop). Writes only files: it runs in
+# the background beside the debug pass.
+prod_pass() {
+    prod_start=$(date +%s)
+    # cap_timeout SECONDS: SECONDS, or less if that would end past
+    # the budget's end plus 5 minutes.
+    cap_timeout() {
+        local t=$1 room
+        if [ "$budget" != 0 ]; then
+            room=$((run_start + budget + 300 - $(date +%s)))
+            [ "$room" -gt 60 ] || room=60
+            [ "$t" -le "$room" ] || t=$room
+        fi
+        echo "$t"
+    }
+    rm -rf "$prod_dir"
+    # The tree of this run's key (build-kernel.sh points the
+    # kernel-bench link at it when it is cached): the link alone may
+    # still name an older tree, built before this key's was.
+    prod_kdir=$("$here/scripts/build-kernel.sh" bench | tail -n 1)
+    mkdir -p "$prod_dir/kmod"
+    cp "$logdir"/hostile_ring "$logdir"/rereg "$logdir"/mcast "$logdir"/advise "$logdir"/pyz "$prod_dir/"
+    cp tests/kmod/Kbuild tests/kmod/*.c "$prod_dir/kmod/"
+    make -s -C "$prod_kdir" LLVM=1 M="$prod_dir/kmod" W=1 KCFLAGS=-Werror modules
+    prod_ko=$("$here/scripts/build-module.sh" bench 2> "$logdir/module-bench.log") ||
+        { cat "$logdir/module-bench.log"; exit 1; }
+    # The C driver's pass, from the cache when nothing it depends on
+    # changed (c_pass_cached above); else it runs, and a green full
+    # pass is kept for the next run.
+    c_want=() guest_want=() guest_only=(--only rust --only c) c_cached=false
+    for n in "${prod_want[@]}"; do [[ $n != c/* ]] || c_want+=("$n"); done
+    if [ ${#c_want[@]} -gt 0 ] && c_pass_cached "${c_want[@]}"; then
+        c_cached=true
+        guest_only=(--only rust)
+        for n in "${prod_want[@]}"; do [[ $n == c/* ]] || guest_want+=("$n"); done
+        echo "vm: the C driver's pass is cached ($c_cache, $(cat "$c_cache/when")): its ${#c_want[@]} verdicts and outputs are that run's, it does not run now (RXE_C_CACHE=0 runs it)"
+        tar -xf "$c_cache/outputs.tar" -C "$prod_dir"
+    else
+        guest_want=("${prod_want[@]}")
+    fi
+    : > "$prod_dir/results-prod.txt"
+    if [ ${#guest_want[@]} -gt 0 ]; then
+        timed KDIR="$prod_kdir" RXE_KO="$prod_ko" RXE_VM_QUIET=1 RXE_VM_CPUS=2 RXE_VM_TAG=prod \
+            RXE_VM_TIMEOUT="${RXE_VM_TIMEOUT:-$(cap_timeout $((prod_est * 3 + 600)))}" "$here/scripts/vm.sh" "$prod_dir" "$suite" \
+            "${guest_only[@]}" --results "$prod_dir/results-prod.txt" "$(anchored "${guest_want[@]}")" \
+            > "$prod_dir/vm-prod.out" 2>&1 || true
+        cat "$prod_dir/guest-prod.log" "$prod_dir/vm-prod.out" 2>/dev/null || true
+        if [ ! -f "$prod_dir/guest-prod.status" ]; then
+            extra "vm-prod" "the guest did not finish: see $prod_dir/console-prod.log"
+        elif ! "$here/scripts/check-dmesg.sh" "$prod_dir/dmesg-prod.txt" > /dev/null &&
+            ! grep -q 'kernel log: ' "$prod_dir/results-prod.txt" 2>/dev/null; then
+            extra "vm-prod/kernel-log" "a problem in $prod_dir/dmesg-prod.txt that no test was blamed for"
+        fi
+    fi
+    if $c_cached; then
+        # The cached verdicts, each saying so.
+        for n in "${c_want[@]}"; do
+            awk -F'\t' -v OFS='\t' -v n="$n" -v w="cached: $(cat "$c_cache/when")" \
+                '$2 == n { $4 = ($4 != "" ? $4 "; " w : w); print }' "$c_cache/results.txt"
+        done >> "$prod_dir/results-prod.txt"
+    elif [ ${#c_want[@]} -gt 0 ]; then
+        c_pass_keep "${c_want[@]}"
+    fi
+    awk -F'\t' -v OFS='\t' '$2 ~ /^rust\// { $2 = "prod/" $2 } { print }' \
+        "$prod_dir/results-prod.txt" > "$logdir/results-prod.txt" 2>/dev/null || true
+    # The comparisons only diff the two drivers' outputs: run them here.
+    if [ ${#cmp_want[@]} -gt 0 ]; then
+        echo "---- comparisons"
+        RXE_LOGDIR=$prod_dir bash "$suite" --only compare --results "$logdir/results-compare.txt" \
+            "$(anchored "${cmp_want[@]}")" || true
+    fi
+    # Wire interop: a guest with the C driver and one with ours on a
+    # virtual wire, each side in turn the server.
+    if [ ${#want_interop[@]} -gt 0 ]; then
+        echo "---- interop (scripts/interop.sh: ${#want_interop[@]} cases)"
+        KDIR="$prod_kdir" RXE_KO="$prod_ko" RXE_VM_TIMEOUT="${RXE_VM_TIMEOUT:-$(cap_timeout $((prod_est * 2 + 600)))}" \
+            "$here/scripts/interop.sh" --pattern "$pattern" --results "$logdir/results-interop.txt" \
+            "$logdir/interop" || true
+    fi
+    # The whole pass's time, for the next run's estimate (only from a
+    # run that ran all of it, the C driver's pass included).
+    if [ "$pattern" = . ] && ! $c_cached; then
+        echo $(($(date +%s) - prod_start)) > "$RXE_CACHE/prod-pass-seconds"
+    fi
+}
+# prod_start_bg: start prod_pass in the background, its output kept for
+# prod_wait.
+prod_start_bg() {
+    prod_pass > "$logdir/prod-pass.out" 2>&1 &
+    prod_pid=$!
+    # Stopped with the run (its guests are under timeout(1) and end too).
+    trap 'if [ -n "$prod_pid" ]; then kill "$prod_pid" 2>/dev/null || true; fi' EXIT
+}
+# prod_wait: wait for prod_pass, print its output; a pass that stopped
+# on an error (a build of its test module, say) fails the run by name.
+prod_wait() {
+    local rc=0
+    wait "$prod_pid" || rc=$?
+    prod_pid=
+    cat "$logdir/prod-pass.out"
+    [ "$rc" = 0 ] || extra "vm-prod/pass" "the production pass stopped (status $rc): see $logdir/prod-pass.out"
+}
+
 # What runs on the debug kernel: our tests (none with RXE_KERNELS=prod).
 torun=()
 if [ "$kernels" != prod ]; then
@@ -200,10 +386,79 @@ if [ "$nguests" -gt 0 ]; then
     # name instead of the job timing out).
     vm_timeout=${RXE_VM_TIMEOUT:-$((est * 3 / 2 + 900))}
     echo "vm: $ntests tests shared by $nguests guest(s) of $cpus vCPU, longest first, estimate $((est / 60)) min each (earlier runs; 60 s if unmeasured)"
+    debug_est=$est
+fi
+
+# The production kernel's pass runs beside the debug kernel's: its guests
+# (the C driver's and our tests, then the interop) wait on timers, sleeps
+# and each other most of the time (over 90% of the machine idle while
+# they run alone), where the debug guests are busy all the time (KASAN,
+# lockdep, under TCG). So the production kernel is built first (a fresh
+# machine or a new key), its pass is started in the background, and the
+# debug guests run at a lower priority (RXE_VM_NICE) than its guests,
+# whose tests time retransmissions. RXE_PROD_BESIDE=0 runs it after the
+# debug pass instead.
+bench_key=$("$here/scripts/build-kernel.sh" bench --key)
+bench_built=false
+[ ! -f "$RXE_CACHE/kernel-bench-$bench_key/.rxe-built" ] || bench_built=true
+left=999999
+[ "$budget" = 0 ] || left=$((run_start + budget - $(date +%s)))
+# What must fit after the build: the longer of the two passes.
+after=$prod_est
+[ "${debug_est:-0}" -le "$after" ] || after=$debug_est
+prod_run=false
+if [ $((${#prod_want[@]} + ${#cmp_want[@]} + ${#want_interop[@]})) -eq 0 ]; then
+    :
+elif [ "$kernels" = debug ]; then
+    echo "vm: RXE_KERNELS=debug: the production kernel's pass is not run"
+    prod_notrun "RXE_KERNELS=debug leaves the production kernel's pass out"
+elif [ "$left" -lt "$after" ]; then
+    echo "vm: $left s of the budget left, the passes take about $after s: the production kernel's pass is not run"
+    prod_notrun "the time budget ($left s left) had no room for the production kernel's pass (about $prod_est s)"
+elif ! $bench_built; then
+    # What the budget leaves after the passes; a build cut short resumes
+    # where it stopped on the next run (the tree is kept), and its pass
+    # runs then.
+    slice=$((left - after - 300))
+    [ "$budget" != 0 ] || slice=0
+    if [ "$budget" != 0 ] && [ "$slice" -lt 600 ]; then
+        echo "vm: production kernel not built and $left s of the budget left: not built now"
+        prod_notrun "the production kernel: not built yet, and the time budget ($left s left) had no room to build it"
+    else
+        echo "vm: building the production kernel (scripts/build-kernel.sh bench$([ "$slice" = 0 ] || echo ", at most $slice s"))"
+        build_rc=0
+        if [ "$slice" -gt 0 ]; then
+            timeout "$slice" "$here/scripts/build-kernel.sh" bench > "$logdir/build-kernel-bench.log" 2>&1 || build_rc=$?
+        else
+            "$here/scripts/build-kernel.sh" bench > "$logdir/build-kernel-bench.log" 2>&1 || build_rc=$?
+        fi
+        tail -3 "$logdir/build-kernel-bench.log"
+        if [ "$build_rc" = 124 ]; then
+            prod_notrun "the production kernel's build did not fit the time budget: it resumes on the next run"
+        elif [ "$build_rc" != 0 ]; then
+            for n in "${prod_want[@]}" "${cmp_want[@]}" "${want_interop[@]}"; do
+                printf 'FAIL\t%s\t\t%s\n' "$(prod_name "$n")" "the production kernel did not build: $logdir/build-kernel-bench.log" \
+                    >> "$logdir/results-prod-notrun.txt"
+            done
+        else
+            prod_run=true
+        fi
+    fi
+else
+    prod_run=true
+fi
+prod_pid= debug_nice=0
+if $prod_run && [ "${RXE_PROD_BESIDE:-1}" = 1 ] && [ "$nguests" -gt 0 ]; then
+    echo "---- production kernel: C driver and ours, beside the debug pass (its output after the debug pass's; log: $prod_dir/guest-prod.log)"
+    debug_nice=${RXE_VM_NICE:-5}
+    prod_start_bg
+fi
+
+if [ "$nguests" -gt 0 ]; then
     pids=()
     for g in $(seq 1 "$nguests"); do
         guests+=("g$g")
-        timed RXE_VM_QUIET=1 RXE_VM_CPUS=$cpus RXE_VM_TAG="g$g" RXE_VM_TIMEOUT="$vm_timeout" "$here/scripts/vm.sh" "$logdir" "$suite" \
+        timed RXE_VM_QUIET=1 RXE_VM_NICE="$debug_nice" RXE_VM_CPUS=$cpus RXE_VM_TAG="g$g" RXE_VM_TIMEOUT="$vm_timeout" "$here/scripts/vm.sh" "$logdir" "$suite" \
             --only rust --results "$logdir/results-g$g.txt" --order "$logdir/order.txt" --claims "$logdir/claims" \
             "$(anchored "${torun[@]}")" > "$logdir/vm-g$g.out" 2>&1 &
         pids+=($!)
@@ -217,7 +472,7 @@ if [ ${#smp_run[@]} -gt 0 ]; then
     smp_est=240
     for n in "${smp_run[@]}"; do smp_est=$((smp_est + $(estimate "$n"))); done
     vm_timeout=${RXE_VM_TIMEOUT:-$((smp_est * 3 / 2 + 900))}
-    timed RXE_VM_QUIET=1 RXE_VM_CPUS=2 RXE_VM_TAG=smp RXE_VM_TIMEOUT="$vm_timeout" "$here/scripts/vm.sh" "$logdir" "$suite" \
+    timed RXE_VM_QUIET=1 RXE_VM_NICE="$debug_nice" RXE_VM_CPUS=2 RXE_VM_TAG=smp RXE_VM_TIMEOUT="$vm_timeout" "$here/scripts/vm.sh" "$logdir" "$suite" \
         --only rust --results "$logdir/results-smp.txt" "$(anchored "${smp_run[@]}")" \
         > "$logdir/vm-smp.out" 2>&1 || true
 fi
@@ -300,221 +555,14 @@ if [ ${#guests[@]} -gt 0 ]; then
     mv "$RXE_CACHE/durations.new" "$RXE_CACHE/durations.txt"
 fi
 
-# The production kernel's pass: the C driver's tests and ours in one
-# guest of 2 vCPUs, the comparisons of that boot's outputs, the interop.
-# Its own log directory: its outputs (devinfo-rust.txt...) are not the
-# debug pass's.
-prod_want=() cmp_want=()
-for n in "${want[@]}"; do
-    case $n in
-        c/*|rust/*) prod_want+=("$n") ;;
-        compare/*) cmp_want+=("$n") ;;
-    esac
-done
-# prod_name NAME: what a name from the production guest is reported as
-# (ours are prod/rust/...; the C driver's and the comparisons run only
-# there and keep their names).
-prod_name() { case $1 in rust/*) echo "prod/$1" ;; *) echo "$1" ;; esac; }
-# prod_notrun WHY: every name of the production pass is NOTRUN.
-prod_notrun() {
-    local n
-    for n in "${prod_want[@]}" "${cmp_want[@]}" "${want_interop[@]}"; do
-        printf 'NOTRUN\t%s\t\t%s\n' "$(prod_name "$n")" "$1" >> "$logdir/results-prod-notrun.txt"
-    done
-}
-prod_dir=$logdir/prod
-# The C driver's pass is the yardstick: it shows each test is right. What
-# it depends on is the production kernel (its build key: sources, config,
-# toolchain), the tests and what runs them, and the userspace the guest
-# borrows from this machine (rdma-core, perftest, python3, gcc for the
-# test programs, QEMU). Under one key its verdicts and outputs do not
-# change (up to flakes), so a green full pass is kept in
-# $RXE_CACHE/c-pass-<key> and later runs with that key reuse it: its
-# verdicts are reported with "cached: <when>", its outputs (devinfo-c.txt...)
-# are put back for the comparisons. RXE_C_CACHE=0 runs it anyway.
-c_pass_key() {
-    {
-        "$here/scripts/build-kernel.sh" bench --key
-        dpkg-query -W -f='${Package} ${Version}\n' rdma-core libibverbs1 ibverbs-providers librdmacm1t64 \
-            librdmacm1 ibverbs-utils rdmacm-utils perftest python3-pyverbs qemu-system-x86 2>/dev/null | sort
-        python3 --version; gcc --version | head -1
-        (cd "$here" && find tests scripts/vm.sh scripts/lib.sh scripts/check-dmesg.sh -type f \
-            ! -path '*/__pycache__/*' ! -name '*.pyc' -print0 | sort -z | xargs -0 sha256sum)
-    } | sha256sum | cut -c1-16
-}
-c_cache=$RXE_CACHE/c-pass-$(c_pass_key)
-# c_pass_cached NAMES...: a kept pass has a verdict for every one.
-c_pass_cached() {
-    local n
-    [ "${RXE_C_CACHE:-1}" != 0 ] && [ -f "$c_cache/results.txt" ] && [ -f "$c_cache/outputs.tar" ] || return 1
-    for n in "$@"; do
-        cut -f2 "$c_cache/results.txt" | grep -qxF "$n" || return 1
-    done
-}
-# c_pass_keep NAMES...: keep this run's C pass if it ran all of them
-# (every C test, not a pattern's part) and none failed.
-c_pass_keep() {
-    local all n tmp
-    mapfile -t all < <(bash "$suite" --only c --list .)
-    [ "$#" = "${#all[@]}" ] || return 0
-    awk -F'\t' '$2 ~ /^c\// && $1 != "PASS" && $1 != "SKIP" { bad = 1 } END { exit bad }' \
-        "$prod_dir/results-prod.txt" || return 0
-    for n in "$@"; do
-        cut -f2 "$prod_dir/results-prod.txt" | grep -qxF "$n" || return 0
-    done
-    tmp=$c_cache.tmp
-    rm -rf "$tmp"; mkdir -p "$tmp"
-    awk -F'\t' '$2 ~ /^c\//' "$prod_dir/results-prod.txt" > "$tmp/results.txt"
-    (cd "$prod_dir" && find . -maxdepth 1 \( -name '*-c' -o -name '*-c.*' \) -printf '%P\n'; \
-        [ ! -d tests/c ] || echo tests/c) | (cd "$prod_dir" && tar -cf "$tmp/outputs.tar" -T -)
-    echo "the run of $(date -u '+%Y-%m-%d %H:%M UTC') (logs: $prod_dir)" > "$tmp/when"
-    for n in "$RXE_CACHE"/c-pass-*; do [ "$n" = "$tmp" ] || rm -rf "$n"; done
-    mv "$tmp" "$c_cache"
-    echo "vm: the C driver's pass is green: kept in $c_cache for later runs with the same key"
-}
-# Estimates: the last pass's wall time (guest and interop), else 15
-# minutes (720 s on this machine, 2026-12-04).
-prod_est=$(cat "$RXE_CACHE/prod-pass-seconds" 2>/dev/null || echo 900)
-[[ $prod_est =~ ^[0-9]+$ ]] || prod_est=900
-bench_key=$("$here/scripts/build-kernel.sh" bench --key)
-bench_built=false
-[ ! -f "$RXE_CACHE/kernel-bench-$bench_key/.rxe-built" ] || bench_built=true
-left=999999
-[ "$budget" = 0 ] || left=$((run_start + budget - $(date +%s)))
-if [ $((${#prod_want[@]} + ${#cmp_want[@]} + ${#want_interop[@]})) -eq 0 ]; then
-    :
-elif [ "$kernels" = debug ]; then
-    echo "vm: RXE_KERNELS=debug: the production kernel's pass is not run"
-    prod_notrun "RXE_KERNELS=debug leaves the production kernel's pass out"
-elif ! $bench_built && [ "$left" -le $((prod_est + 300)) ]; then
-    # No room for the build and the pass: build in what is left (a build
-    # cut short resumes where it stopped), so that a later run has it.
-    # Without this a machine whose debug pass leaves less than the build
-    # and the pass together would never build it.
-    if [ "$left" -gt 600 ]; then
-        echo "vm: production kernel not built and $left s of the budget left: building it for at most $((left - 120)) s, its pass on a later run"
-        build_rc=0
-        timeout "$((left - 120))" "$here/scripts/build-kernel.sh" bench > "$logdir/build-kernel-bench.log" 2>&1 || build_rc=$?
-        tail -3 "$logdir/build-kernel-bench.log"
-        case $build_rc in
-            0) why="built now, in what the time budget left ($left s); its pass runs on the next run" ;;
-            124) why="its build did not fit what the time budget left ($left s): it resumes on the next run" ;;
-            *) why="its build failed: $logdir/build-kernel-bench.log" ;;
-        esac
-    else
-        echo "vm: production kernel not built and $left s of the budget left: not built now"
-        why="not built yet, and the time budget ($left s left) had no room to build it"
-    fi
-    prod_notrun "the production kernel: $why"
-elif [ "$left" -lt "$prod_est" ]; then
-    echo "vm: $left s of the budget left, the production kernel's pass takes about $prod_est s: not run"
-    prod_notrun "the time budget ($left s left) had no room for the production kernel's pass (about $prod_est s)"
-else
+# The production kernel's pass: its output, after the debug pass's (or
+# the pass itself now, when it did not run beside it).
+if [ -n "$prod_pid" ]; then
+    prod_wait
+elif $prod_run; then
     echo "---- production kernel: C driver and ours (log: $prod_dir/guest-prod.log)"
-    build_rc=0
-    if ! $bench_built; then
-        # What the budget leaves after the pass; a build cut short resumes
-        # where it stopped on the next run (the tree is kept).
-        slice=$((left - prod_est))
-        [ "$budget" != 0 ] || slice=0
-        echo "vm: building the production kernel (scripts/build-kernel.sh bench$([ "$slice" = 0 ] || echo ", at most $slice s"))"
-        if [ "$slice" -gt 0 ]; then
-            timeout "$slice" "$here/scripts/build-kernel.sh" bench > "$logdir/build-kernel-bench.log" 2>&1 || build_rc=$?
-        else
-            "$here/scripts/build-kernel.sh" bench > "$logdir/build-kernel-bench.log" 2>&1 || build_rc=$?
-        fi
-        tail -3 "$logdir/build-kernel-bench.log"
-    fi
-    if [ "$build_rc" = 124 ]; then
-        prod_notrun "the production kernel's build did not fit the time budget: it resumes on the next run"
-    elif [ "$build_rc" != 0 ]; then
-        for n in "${prod_want[@]}" "${cmp_want[@]}" "${want_interop[@]}"; do
-            printf 'FAIL\t%s\t\t%s\n' "$(prod_name "$n")" "the production kernel did not build: $logdir/build-kernel-bench.log" \
-                >> "$logdir/results-prod-notrun.txt"
-        done
-    else
-        prod_start=$(date +%s)
-        # cap_timeout SECONDS: SECONDS, or less if that would end past
-        # the budget's end plus 5 minutes.
-        cap_timeout() {
-            local t=$1 room
-            if [ "$budget" != 0 ]; then
-                room=$((run_start + budget + 300 - $(date +%s)))
-                [ "$room" -gt 60 ] || room=60
-                [ "$t" -le "$room" ] || t=$room
-            fi
-            echo "$t"
-        }
-        rm -rf "$prod_dir"
-        # The tree of this run's key (build-kernel.sh points the
-        # kernel-bench link at it when it is cached): the link alone may
-        # still name an older tree, built before this key's was.
-        prod_kdir=$("$here/scripts/build-kernel.sh" bench | tail -n 1)
-        mkdir -p "$prod_dir/kmod"
-        cp "$logdir"/hostile_ring "$logdir"/rereg "$logdir"/mcast "$logdir"/advise "$logdir"/pyz "$prod_dir/"
-        cp tests/kmod/Kbuild tests/kmod/*.c "$prod_dir/kmod/"
-        make -s -C "$prod_kdir" LLVM=1 M="$prod_dir/kmod" W=1 KCFLAGS=-Werror modules
-        prod_ko=$("$here/scripts/build-module.sh" bench 2> "$logdir/module-bench.log") ||
-            { cat "$logdir/module-bench.log"; exit 1; }
-        # The C driver's pass, from the cache when nothing it depends on
-        # changed (c_pass_cached above); else it runs, and a green full
-        # pass is kept for the next run.
-        c_want=() guest_want=() guest_only=(--only rust --only c) c_cached=false
-        for n in "${prod_want[@]}"; do [[ $n != c/* ]] || c_want+=("$n"); done
-        if [ ${#c_want[@]} -gt 0 ] && c_pass_cached "${c_want[@]}"; then
-            c_cached=true
-            guest_only=(--only rust)
-            for n in "${prod_want[@]}"; do [[ $n == c/* ]] || guest_want+=("$n"); done
-            echo "vm: the C driver's pass is cached ($c_cache, $(cat "$c_cache/when")): its ${#c_want[@]} verdicts and outputs are that run's, it does not run now (RXE_C_CACHE=0 runs it)"
-            tar -xf "$c_cache/outputs.tar" -C "$prod_dir"
-        else
-            guest_want=("${prod_want[@]}")
-        fi
-        : > "$prod_dir/results-prod.txt"
-        if [ ${#guest_want[@]} -gt 0 ]; then
-            timed KDIR="$prod_kdir" RXE_KO="$prod_ko" RXE_VM_QUIET=1 RXE_VM_CPUS=2 RXE_VM_TAG=prod \
-                RXE_VM_TIMEOUT="${RXE_VM_TIMEOUT:-$(cap_timeout $((prod_est * 3 + 600)))}" "$here/scripts/vm.sh" "$prod_dir" "$suite" \
-                "${guest_only[@]}" --results "$prod_dir/results-prod.txt" "$(anchored "${guest_want[@]}")" \
-                > "$prod_dir/vm-prod.out" 2>&1 || true
-            cat "$prod_dir/guest-prod.log" "$prod_dir/vm-prod.out" 2>/dev/null || true
-            if [ ! -f "$prod_dir/guest-prod.status" ]; then
-                extra "vm-prod" "the guest did not finish: see $prod_dir/console-prod.log"
-            elif ! "$here/scripts/check-dmesg.sh" "$prod_dir/dmesg-prod.txt" > /dev/null &&
-                ! grep -q 'kernel log: ' "$prod_dir/results-prod.txt" 2>/dev/null; then
-                extra "vm-prod/kernel-log" "a problem in $prod_dir/dmesg-prod.txt that no test was blamed for"
-            fi
-        fi
-        if $c_cached; then
-            # The cached verdicts, each saying so.
-            for n in "${c_want[@]}"; do
-                awk -F'\t' -v OFS='\t' -v n="$n" -v w="cached: $(cat "$c_cache/when")" \
-                    '$2 == n { $4 = ($4 != "" ? $4 "; " w : w); print }' "$c_cache/results.txt"
-            done >> "$prod_dir/results-prod.txt"
-        elif [ ${#c_want[@]} -gt 0 ]; then
-            c_pass_keep "${c_want[@]}"
-        fi
-        awk -F'\t' -v OFS='\t' '$2 ~ /^rust\// { $2 = "prod/" $2 } { print }' \
-            "$prod_dir/results-prod.txt" > "$logdir/results-prod.txt" 2>/dev/null || true
-        # The comparisons only diff the two drivers' outputs: run them here.
-        if [ ${#cmp_want[@]} -gt 0 ]; then
-            echo "---- comparisons"
-            RXE_LOGDIR=$prod_dir bash "$suite" --only compare --results "$logdir/results-compare.txt" \
-                "$(anchored "${cmp_want[@]}")" || true
-        fi
-        # Wire interop: a guest with the C driver and one with ours on a
-        # virtual wire, each side in turn the server.
-        if [ ${#want_interop[@]} -gt 0 ]; then
-            echo "---- interop (scripts/interop.sh: ${#want_interop[@]} cases)"
-            KDIR="$prod_kdir" RXE_KO="$prod_ko" RXE_VM_TIMEOUT="${RXE_VM_TIMEOUT:-$(cap_timeout $((prod_est * 2 + 600)))}" \
-                "$here/scripts/interop.sh" --pattern "$pattern" --results "$logdir/results-interop.txt" \
-                "$logdir/interop" || true
-        fi
-        # The whole pass's time, for the next run's estimate (only from a
-        # run that ran all of it, the C driver's pass included).
-        if [ "$pattern" = . ] && ! $c_cached; then
-            echo $(($(date +%s) - prod_start)) > "$RXE_CACHE/prod-pass-seconds"
-        fi
-    fi
+    prod_start_bg
+    prod_wait
 fi
 
 # RXE_KERNELS=prod: our tests' debug-kernel names are NOTRUN.

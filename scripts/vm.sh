@@ -14,7 +14,9 @@
 # RXE_VM_TAG=NAME names this guest's own files (guest-NAME.log,
 # dmesg-NAME.txt, console-NAME.log...), so that two guests can share LOGDIR
 # and run at once (scripts/test.sh runs the C and the Rust pass so).
-# RXE_VM_CPUS (default 2) and RXE_VM_MEMORY (default 3G) size the guest.
+# RXE_VM_CPUS (default 2) and RXE_VM_MEMORY (default 3G) size the guest;
+# RXE_VM_NICE (default 0) is QEMU's nice value (scripts/test.sh lowers the
+# debug guests' priority below the production pass that runs beside them).
 # KDIR (default $RXE_CACHE/kernel, the test kernel) is the kernel tree to
 # boot; RXE_KO (default the repository's rdma_rxe.ko) is our module, which
 # must be built against that tree (scripts/bench.sh boots the benchmark
@@ -81,7 +83,7 @@ rootflags=rootflags=version=9p2000.L,trans=virtio,access=any,msize=524288,cache=
 
 timeout_s=${RXE_VM_TIMEOUT:-5200}
 set +e
-timeout --kill-after=30 "$timeout_s" "${hide_udev[@]}" "$VNG" --run "$kdir" --user root --disable-kvm \
+nice -n "${RXE_VM_NICE:-0}" timeout --kill-after=30 "$timeout_s" "${hide_udev[@]}" "$VNG" --run "$kdir" --user root --disable-kvm \
     --cpus "${RXE_VM_CPUS:-2}" --memory "${RXE_VM_MEMORY:-3G}" \
     --rwdir "$logdir" --rodir="/usr/lib/systemd=$RXE_CACHE/empty" \
     --append "no5lvl rcupdate.rcu_expedited=1 mitigations=off log_buf_len=16M $rootflags" --exec "$wrapper" ${RXE_VNG_OPTS:-} > "$logdir/console$sfx.log" 2>&1
