@@ -97,24 +97,5 @@ mkdir -p /lib/modules
 phase_end tools
 
 phase_start kernel
-# RXE_BENCH_BG=DIR (scripts/test.sh sets it): when the production kernel
-# is not built either (a fresh machine), its build starts now too, in the
-# background at idle priority (SCHED_IDLE), so that it takes only the CPU
-# the test kernel's build and the steps after it leave idle (the serial
-# parts: the Rust crates, the links, the host tests, the module); test.sh
-# waits for the rest before the passes. DIR/bench.pid is its process
-# group, DIR/bench.rc its exit status once done, DIR/bench.log its output.
-# Its own session (setsid, so that it can be stopped as one group) is its
-# own scheduler autogroup, which would share the CPU equally with the
-# test kernel's build whatever the policy of its tasks: the group's nice
-# is set to 19 too.
-if [ -n "${RXE_BENCH_BG:-}" ] &&
-    [ ! -f "$RXE_CACHE/kernel-bench-$("$here/scripts/build-kernel.sh" bench --key)/.rxe-built" ]; then
-    mkdir -p "$RXE_BENCH_BG"
-    rm -f "$RXE_BENCH_BG"/bench.*
-    echo "kernel: the production kernel too, in the background at idle priority (log: $RXE_BENCH_BG/bench.log)"
-    setsid -f bash -c 'echo $$ > "$1/bench.pid"; echo 19 > /proc/self/autogroup 2> /dev/null || true; rc=0; chrt --idle 0 "$2" bench > "$1/bench.log" 2>&1 || rc=$?; echo $rc > "$1/bench.rc"' \
-        _ "$RXE_BENCH_BG" "$here/scripts/build-kernel.sh" < /dev/null > /dev/null 2>&1
-fi
 "$here/scripts/build-kernel.sh"
 phase_end kernel

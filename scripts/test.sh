@@ -76,48 +76,7 @@ if [ ${#want[@]} = 0 ] && [ ${#want_interop[@]} = 0 ]; then
     exit 1
 fi
 
-# The production kernel's build may start during set-up (setup.sh,
-# RXE_BENCH_BG): bench_bg_wait below waits for it.
-bench_bg= prod_pid=
-[ "$kernels" = debug ] || bench_bg=$(mktemp -d /tmp/rxe-bench-bg.XXXXXX)
-# on_exit: what runs in the background stops with the run (a build cut
-# short keeps its tree: a later build resumes it).
-on_exit() {
-    bench_bg_stop
-    [ -z "$prod_pid" ] || kill "$prod_pid" 2>/dev/null || true
-    [ -z "$bench_bg" ] || rm -rf "$bench_bg"
-}
-trap on_exit EXIT
-# bench_bg_stop: stop the background build of the production kernel, if
-# one is running.
-bench_bg_stop() {
-    local pg
-    [ -n "$bench_bg" ] && [ -f "$bench_bg/bench.pid" ] && [ ! -f "$bench_bg/bench.rc" ] || return 0
-    pg=$(cat "$bench_bg/bench.pid")
-    kill -- "-$pg" 2>/dev/null || true
-    for _ in $(seq 60); do
-        kill -0 -- "-$pg" 2>/dev/null || break
-        sleep 1
-    done
-}
-# bench_bg_wait LIMIT: wait for the background build for at most LIMIT
-# seconds (0: no limit); its status, 124 if stopped at LIMIT, 127 if no
-# background build was started.
-bench_bg_wait() {
-    local limit=$1 deadline
-    [ -n "$bench_bg" ] && [ -f "$bench_bg/bench.pid" ] || return 127
-    deadline=$(($(date +%s) + limit))
-    while [ ! -f "$bench_bg/bench.rc" ]; do
-        if [ "$limit" != 0 ] && [ "$(date +%s)" -ge "$deadline" ]; then
-            bench_bg_stop
-            return 124
-        fi
-        sleep 5
-    done
-    cp "$bench_bg/bench.log" "$logdir/build-kernel-bench.log"
-    return "$(cat "$bench_bg/bench.rc")"
-}
-RXE_BENCH_BG=$bench_bg "$here/scripts/setup.sh"
+"$here/scripts/setup.sh"
 
 phase_start host-tests
 # The C cross-checks of the uapi layout (abi_layout.rs, abi_values.rs)
@@ -362,8 +321,8 @@ prod_pass() {
 prod_start_bg() {
     prod_pass > "$logdir/prod-pass.out" 2>&1 &
     prod_pid=$!
-    # Stopped with the run (on_exit; its guests are under timeout(1) and
-    # end too).
+    # Stopped with the run (its guests are under timeout(1) and end too).
+    trap 'if [ -n "$prod_pid" ]; then kill "$prod_pid" 2>/dev/null || true; fi' EXIT
 }
 # prod_wait: wait for prod_pass, print its output; a pass that stopped
 # on an error (a build of its test module, say) fails the run by name.
@@ -464,19 +423,14 @@ elif ! $bench_built; then
     [ "$budget" != 0 ] || slice=0
     if [ "$budget" != 0 ] && [ "$slice" -lt 600 ]; then
         echo "vm: production kernel not built and $left s of the budget left: not built now"
-        bench_bg_stop
         prod_notrun "the production kernel: not built yet, and the time budget ($left s left) had no room to build it"
     else
         echo "vm: building the production kernel (scripts/build-kernel.sh bench$([ "$slice" = 0 ] || echo ", at most $slice s"))"
         build_rc=0
-        bench_bg_wait "$slice" || build_rc=$?
-        if [ "$build_rc" = 127 ]; then
-            build_rc=0
-            if [ "$slice" -gt 0 ]; then
-                timeout "$slice" "$here/scripts/build-kernel.sh" bench > "$logdir/build-kernel-bench.log" 2>&1 || build_rc=$?
-            else
-                "$here/scripts/build-kernel.sh" bench > "$logdir/build-kernel-bench.log" 2>&1 || build_rc=$?
-            fi
+        if [ "$slice" -gt 0 ]; then
+            timeout "$slice" "$here/scripts/build-kernel.sh" bench > "$logdir/build-kernel-bench.log" 2>&1 || build_rc=$?
+        else
+            "$here/scripts/build-kernel.sh" bench > "$logdir/build-kernel-bench.log" 2>&1 || build_rc=$?
         fi
         tail -3 "$logdir/build-kernel-bench.log"
         if [ "$build_rc" = 124 ]; then
@@ -493,7 +447,7 @@ elif ! $bench_built; then
 else
     prod_run=true
 fi
-debug_nice=0
+prod_pid= debug_nice=0
 if $prod_run && [ "${RXE_PROD_BESIDE:-1}" = 1 ] && [ "$nguests" -gt 0 ]; then
     echo "---- production kernel: C driver and ours, beside the debug pass (its output after the debug pass's; log: $prod_dir/guest-prod.log)"
     debug_nice=${RXE_VM_NICE:-5}
