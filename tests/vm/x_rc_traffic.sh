@@ -241,9 +241,49 @@ run_topology() {
         ucmatose -s "$host" -p "$port" -C 10
 }
 
+# The BTH AckReq bit as rxe sets it (rxe_req.c): on the last packet of an
+# RC or GSI message, never on a UD or UC one. A C peer sees any
+# difference; until 2026-12-05 ours sent the GSI QP's packets (ib_cm's
+# MADs) without it. Checked on a capture of the ns/ cases on veth-a (both
+# directions): every GSI packet (to QP 1) with AckReq, every UD SEND to
+# another QP without; recorded as ns/wire_ackreq when the capture has
+# packets of either kind.
+wire_start() {
+    wire_pcap=$logs/ns_wire.pcap wire_pid=
+    command -v tcpdump >/dev/null && command -v tshark >/dev/null || return 0
+    tcpdump -i veth-a -B 8192 -w "$wire_pcap" udp port 4791 2>/dev/null &
+    wire_pid=$!
+    wait_for 10 test -s "$wire_pcap"
+}
+wire_check() {
+    local gsi ud why=
+    if [ -z "$wire_pid" ]; then
+        failed=$((failed + 1)); failures+=(ns/wire_ackreq)
+        echo "FAIL ns/wire_ackreq: tcpdump or tshark missing"
+        return
+    fi
+    kill -INT "$wire_pid"; wait "$wire_pid"
+    gsi=$(tshark -r "$wire_pcap" -Y 'infiniband.bth.destqp == 1' -T fields -e infiniband.bth.a 2>/dev/null | sort | uniq -c | tr -s ' ' | tr '\n' ',')
+    ud=$(tshark -r "$wire_pcap" -Y 'infiniband.bth.destqp != 1 && (infiniband.bth.opcode == 100 || infiniband.bth.opcode == 101)' \
+        -T fields -e infiniband.bth.a 2>/dev/null | sort | uniq -c | tr -s ' ' | tr '\n' ',')
+    [ -n "$gsi$ud" ] || return 0
+    selected=$((selected + 1))
+    # "uniq -c" lines: " COUNT BIT"; a GSI " N 0" or a UD " N 1" is wrong.
+    [[ $gsi != *" 0,"* ]] || why="GSI packets without AckReq"
+    [[ $ud != *" 1,"* ]] || why="${why:+$why; }UD packets with AckReq"
+    if [ -z "$why" ]; then
+        passed=$((passed + 1)); echo "PASS ns/wire_ackreq (AckReq of GSI packets: ${gsi:-none}; of UD: ${ud:-none})"
+    else
+        failed=$((failed + 1)); failures+=(ns/wire_ackreq)
+        echo "FAIL ns/wire_ackreq: $why (count and bit, GSI: ${gsi:-none}; UD: ${ud:-none})"
+    fi
+}
+
 start_all=$SECONDS
 topo=ns server_ns=peer sdev=rxe1 sgid=$g1 cdev=rxe0 cgid=$g0 host=10.0.0.2
+wire_start
 run_topology
+wire_check
 topo=loop server_ns= sdev=rxe0 sgid=$g0 cdev=rxe0 cgid=$g0 host=10.0.0.1
 run_topology
 
