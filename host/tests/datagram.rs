@@ -1,13 +1,21 @@
-//! UD rules (`src/proto/datagram.rs`): the Q_Key a send carries and the
-//! network header a received message is delivered behind.
+//! UD rules (`src/proto/datagram.rs`): the Q_Key and AckReq bit a send
+//! carries and the network header a received message is delivered behind.
 use rxe_proto::proto::admission::GSI_QKEY;
-use rxe_proto::proto::datagram::{network_header, send_qkey, GRH_LEN};
+use rxe_proto::proto::datagram::{network_header, send_ack_req, send_qkey, GRH_LEN};
 use rxe_proto::proto::qp_attr::{Network, QpType};
 
 #[test]
 fn gsi_always_sends_the_well_known_qkey() {
     assert_eq!(send_qkey(QpType::Gsi, 0, 0x1234), GSI_QKEY);
     assert_eq!(send_qkey(QpType::Gsi, 0, 0x8000_0001), GSI_QKEY);
+}
+
+/// rxe sets AckReq on the GSI QP's packets (ib_cm's MADs) and not on a UD
+/// QP's; a C peer sees the bit (t_ud's `ns/wire_ackreq` checks the wire).
+#[test]
+fn gsi_asks_for_an_ack_and_ud_does_not() {
+    assert!(send_ack_req(QpType::Gsi));
+    assert!(!send_ack_req(QpType::Ud));
 }
 
 #[test]

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! UD rules that do not depend on the kernel: the Q_Key a send carries and
-//! the network header a received message is delivered behind.
+//! UD rules that do not depend on the kernel: the Q_Key and AckReq bit a
+//! send carries and the network header a received message is delivered
+//! behind.
 
 use super::admission::GSI_QKEY;
 use super::qp_attr::{Network, QpType};
@@ -21,6 +22,15 @@ pub const fn send_qkey(qp_type: QpType, qp_qkey: u32, posted_qkey: u32) -> u32 {
         _ if posted_qkey & 0x8000_0000 != 0 => qp_qkey,
         _ => posted_qkey,
     }
+}
+
+/// The BTH AckReq bit of a datagram (every one is a message's only
+/// packet): set by the GSI QP, clear on a UD QP, as rxe sends them (it
+/// asks for an ACK at the end of every message except on UD and UC QPs).
+/// No responder acknowledges a datagram; the bit is kept for the same wire
+/// bytes as a C peer's.
+pub const fn send_ack_req(qp_type: QpType) -> bool {
+    matches!(qp_type, QpType::Gsi)
 }
 
 /// The network header a received message is delivered behind

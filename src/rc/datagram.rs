@@ -22,7 +22,7 @@ use crate::{
     counters::Counter,
     device::RxeDevice,
     proto::{
-        datagram::{network_header, send_qkey, GRH_LEN},
+        datagram::{network_header, send_ack_req, send_qkey, GRH_LEN},
         headers::{Deth, ImmDt},
         opcode::Opcode,
         packet::{ExtHeaders, Packet},
@@ -130,7 +130,7 @@ fn send_one(
     inner.rc.datagram_psn = psn.next();
     let path = Path::to(ndev, &av, inner.src_port, ud.remote_qpn);
     let solicited = wqe.send_flags & send_flags::SOLICITED != 0;
-    let bth = path.bth(opcode, psn, false, solicited);
+    let bth = path.bth(opcode, psn, send_ack_req(body.qp_type), solicited);
     let ext = ExtHeaders {
         deth: Some(Deth {
             qkey: send_qkey(body.qp_type, inner.attrs.qkey, ud.remote_qkey),
