@@ -244,38 +244,46 @@ run_topology() {
 # The BTH AckReq bit as rxe sets it (rxe_req.c): on the last packet of an
 # RC or GSI message, never on a UD or UC one. A C peer sees any
 # difference; until 2026-12-05 ours sent the GSI QP's packets (ib_cm's
-# MADs) without it. Checked on a capture of the ns/ cases on veth-a (both
-# directions): every GSI packet (to QP 1) with AckReq, every UD SEND to
-# another QP without; recorded as ns/wire_ackreq when the capture has
-# packets of either kind.
+# MADs) without it. When the filter selects an ns/ case that sets up
+# through rdma_cm (its MADs go through the GSI QPs), the ns/ cases are
+# captured on veth-a (both directions) and checked as ns/wire_ackreq:
+# GSI packets (to QP 1) present, every one with AckReq; every UD SEND to
+# another QP without.
 wire_start() {
-    wire_pcap=$logs/ns_wire.pcap wire_pid=
-    command -v tcpdump >/dev/null && command -v tshark >/dev/null || return 0
-    tcpdump -i veth-a -B 8192 -w "$wire_pcap" udp port 4791 2>/dev/null &
+    wire_pid=
+    [[ ns/rping =~ $filter || ns/udaddy =~ $filter || ns/ucmatose =~ $filter ]] || return 0
+    wire_pcap=$logs/ns_wire.pcap
+    selected=$((selected + 1))
+    command -v tcpdump >/dev/null && command -v tshark >/dev/null || {
+        failed=$((failed + 1)); failures+=(ns/wire_ackreq)
+        echo "FAIL ns/wire_ackreq: tcpdump or tshark missing"
+        return 0
+    }
+    tcpdump -i veth-a -U -B 8192 -w "$wire_pcap" udp port 4791 2>/dev/null &
     wire_pid=$!
     wait_for 10 test -s "$wire_pcap"
 }
+# ackreq_bits PCAP FILTER: the AckReq bit (0 or 1) of each packet FILTER selects.
+ackreq_bits() {
+    tshark -r "$1" -Y "$2" -T fields -e infiniband.bth.a 2>/dev/null
+}
 wire_check() {
-    local gsi ud why=
-    if [ -z "$wire_pid" ]; then
-        failed=$((failed + 1)); failures+=(ns/wire_ackreq)
-        echo "FAIL ns/wire_ackreq: tcpdump or tshark missing"
-        return
-    fi
+    [ -n "$wire_pid" ] || return 0
     kill -INT "$wire_pid"; wait "$wire_pid"
-    gsi=$(tshark -r "$wire_pcap" -Y 'infiniband.bth.destqp == 1' -T fields -e infiniband.bth.a 2>/dev/null | sort | uniq -c | tr -s ' ' | tr '\n' ',')
-    ud=$(tshark -r "$wire_pcap" -Y 'infiniband.bth.destqp != 1 && (infiniband.bth.opcode == 100 || infiniband.bth.opcode == 101)' \
-        -T fields -e infiniband.bth.a 2>/dev/null | sort | uniq -c | tr -s ' ' | tr '\n' ',')
-    [ -n "$gsi$ud" ] || return 0
-    selected=$((selected + 1))
-    # "uniq -c" lines: " COUNT BIT"; a GSI " N 0" or a UD " N 1" is wrong.
-    [[ $gsi != *" 0,"* ]] || why="GSI packets without AckReq"
-    [[ $ud != *" 1,"* ]] || why="${why:+$why; }UD packets with AckReq"
+    local gsi ud gsi_n gsi_bad ud_n ud_bad why=
+    gsi=$(ackreq_bits "$wire_pcap" 'infiniband.bth.destqp == 1')
+    ud=$(ackreq_bits "$wire_pcap" 'infiniband.bth.destqp != 1 && (infiniband.bth.opcode == 100 || infiniband.bth.opcode == 101)')
+    gsi_n=$(grep -c . <<< "$gsi") gsi_bad=$(grep -cx 0 <<< "$gsi")
+    ud_n=$(grep -c . <<< "$ud") ud_bad=$(grep -cx 1 <<< "$ud")
+    [ "$gsi_n" -gt 0 ] || why="no GSI packet captured"
+    [ "$gsi_bad" = 0 ] || why="$gsi_bad of $gsi_n GSI packets without AckReq"
+    [ "$ud_bad" = 0 ] || why="${why:+$why; }$ud_bad of $ud_n UD packets with AckReq"
     if [ -z "$why" ]; then
-        passed=$((passed + 1)); echo "PASS ns/wire_ackreq (AckReq of GSI packets: ${gsi:-none}; of UD: ${ud:-none})"
+        passed=$((passed + 1))
+        echo "PASS ns/wire_ackreq ($gsi_n GSI packets with AckReq, $ud_n UD packets without)"
     else
         failed=$((failed + 1)); failures+=(ns/wire_ackreq)
-        echo "FAIL ns/wire_ackreq: $why (count and bit, GSI: ${gsi:-none}; UD: ${ud:-none})"
+        echo "FAIL ns/wire_ackreq: $why"
     fi
 }
 
