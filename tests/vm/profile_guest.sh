@@ -12,10 +12,16 @@
 #
 #   profile_guest.sh [-g "ROOT..."] PROG SIZE ITERS DRIVER...
 #                                 e.g. ib_write_bw 65536 300 rust
+#                                 or ib_write_bw,-q,16 65536 300 rust
+#                                 or lo,ib_write_bw 65536 300 rust (one device)
 #   profile_guest.sh nvme MIB 0 DRIVER...          the NVMe read-back (t_nvme.sh)
 roots=
 if [ "${1:-}" = -g ]; then roots=$2; shift 2; fi
-prog=$1 size=$2 iters=$3; shift 3
+# PROG may carry perftest options after commas: ib_write_bw,-q,16.
+# A leading "lo," runs server and client on rxe0 (the loopback path).
+prog=${1//,/ } size=$2 iters=$3; shift 3
+loop=
+case $prog in "lo "*) loop=1 prog=${prog#lo } ;; esac
 [ $# -gt 0 ] || set -- rust
 export RXE_DRIVER=$1
 . "$(dirname "$0")/lib.sh"
@@ -49,16 +55,18 @@ for driver in "$@"; do
         echo "could not set up driver $driver" | tee "$out"; continue
     fi
     port=$((19000 + RANDOM % 1000))
-    ip netns exec peer timeout 1800 "$prog" -d rxe1 -x "$g1" -p $port -F -s "$size" -n "$iters" \
+    ns=(ip netns exec peer) sdev=rxe1 sgid=$g1 addr=10.0.0.2
+    [ -z "$loop" ] || ns=() sdev=rxe0 sgid=$g0 addr=10.0.0.1
+    "${ns[@]}" timeout 1800 $prog -d $sdev -x "$sgid" -p $port -F -s "$size" -n "$iters" \
         > "$out.server" 2>&1 &
     spid=$!
-    wait_for 120 sh -c "ip netns exec peer ss -Htln 'sport = :$port' | grep -q :$port"
+    wait_for 120 sh -c "${ns[*]} ss -Htln 'sport = :$port' | grep -q :$port"
     # Not in $RXE_LOGDIR: perf cannot write its data to the shared
     # filesystem (EFAULT), the guest's /tmp is its own.
     data=/tmp/perf-$driver.data
     t0=$SECONDS
     perf record -e cpu-clock -a ${roots:+-g} -o "$data" -- \
-        timeout 1800 "$prog" -d rxe0 -x "$g0" -p $port -F -s "$size" -n "$iters" 10.0.0.2 \
+        timeout 1800 $prog -d rxe0 -x "$g0" -p $port -F -s "$size" -n "$iters" $addr \
         > "$out.client" 2> "$out.perf"
     echo "$driver: $prog -s $size -n $iters: exit $? after $((SECONDS - t0)) s"
     cat "$out.perf"
@@ -70,6 +78,12 @@ for driver in "$@"; do
         grep -E "^ *$size " "$out.client"
         perf report -q -i "$data" --kallsyms=/proc/kallsyms --stdio --no-children \
             --sort dso,sym --percent-limit 0.5 ${roots:+-g none} 2>/dev/null
+        # Where the work runs: each vCPU's share, and each task's (the
+        # softirqs are accounted to whatever task they interrupted).
+        echo "-- by cpu, then by cpu and task"
+        perf report -q -i "$data" --stdio --no-children --sort cpu ${roots:+-g none} 2>/dev/null
+        perf report -q -i "$data" --stdio --no-children --sort cpu,comm \
+            --percent-limit 1 ${roots:+-g none} 2>/dev/null
         if [ -n "$roots" ]; then
             # shellcheck disable=SC2086
             perf script -i "$data" --kallsyms=/proc/kallsyms -F comm,tid,ip,sym 2>/dev/null |
