@@ -404,18 +404,37 @@ opcodes! {
 
 /// The opcode table as an array, one row per opcode in [`Opcode::ALL`] order.
 pub const OPCODE_TABLE: [OpInfo; OPCODE_COUNT] = {
-    let mut t = [Opcode::RcSendFirst.info(); OPCODE_COUNT];
+    let mut t = [Opcode::RcSendFirst.row(); OPCODE_COUNT];
     let mut i = 0;
     while i < OPCODE_COUNT {
-        t[i] = Opcode::ALL[i].info();
+        t[i] = Opcode::ALL[i].row();
+        i += 1;
+    }
+    t
+};
+
+/// For each wire value that is an [`Opcode`], its row in [`OPCODE_TABLE`]
+/// (0 for the others, which no `Opcode` has).
+const ROW_OF_OPCODE: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < OPCODE_COUNT {
+        // OPCODE_COUNT is below 256.
+        t[Opcode::ALL[i] as u8 as usize] = i as u8;
         i += 1;
     }
     t
 };
 
 impl Opcode {
-    /// The table row of this opcode.
+    /// The table row of this opcode: a load from [`OPCODE_TABLE`] (the
+    /// receive and transmit paths ask for it several times per packet).
     pub const fn info(self) -> OpInfo {
+        OPCODE_TABLE[ROW_OF_OPCODE[self as u8 as usize] as usize]
+    }
+
+    /// The table row of this opcode, as written down.
+    const fn row(self) -> OpInfo {
         use OpFamily as F;
         use Opcode::*;
         use Position::*;

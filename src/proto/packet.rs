@@ -76,10 +76,15 @@ impl ExtHeaders {
     /// BTH (offsets are from the start of the BTH).
     pub fn parse(set: HeaderSet, pkt: &[u8]) -> Result<ExtHeaders, ParseError> {
         let mut e = ExtHeaders::default();
+        // Each present header starts where the previous present one ends
+        // (what `HeaderSet::offset` computes, in one walk).
+        let mut next = BTH_LEN;
         for h in ExtHeader::ORDER {
-            let Some(off) = set.offset(h) else {
+            if !set.contains(h) {
                 continue;
-            };
+            }
+            let off = next;
+            next += h.wire_len();
             let b = tail(pkt, off)?;
             match h {
                 ExtHeader::Deth => e.deth = Some(Deth::parse(b)?),
@@ -99,10 +104,13 @@ impl ExtHeaders {
     /// BTH, each at its offset for this set of headers.
     pub fn write(&self, pkt: &mut [u8]) -> Result<(), BuildError> {
         let set = self.header_set();
+        let mut next = BTH_LEN;
         for h in ExtHeader::ORDER {
-            let Some(off) = set.offset(h) else {
+            if !set.contains(h) {
                 continue;
-            };
+            }
+            let off = next;
+            next += h.wire_len();
             let b = tail_mut(pkt, off)?;
             match h {
                 ExtHeader::Deth => self.deth.map(|x| x.write(b)),
