@@ -220,66 +220,118 @@ void rxe_net_skb_set_tx_owner(struct sk_buff *skb, void *arg)
 	skb->destructor = rxe_net_tx_dtor;
 }
 
-/* Packets the loopback path holds at most; more are dropped (send errors). */
+/* Packets one CPU's loopback queue holds at most; more are dropped (send errors). */
 #define RXE_GLUE_LOOPBACK_MAX 8192
 /*
- * Packets one run of the loopback work hands over before it yields. Each
- * may make its QP transmit up to a window of packets in the same softirq,
- * so the batch bounds the longest stretch with bottom halves off; between
- * runs the BH worker's time limit hands the rest to ksoftirqd, where RCU
- * and the scheduler get their turn.
+ * Packets one drain of a loopback queue hands over before it leaves the
+ * rest to the queue's BH work. Each may make its QP transmit up to a
+ * window of packets in the same context, so the batch bounds the longest
+ * stretch with bottom halves off; between runs of the work the BH
+ * worker's time limit hands the rest to ksoftirqd, where RCU and the
+ * scheduler get their turn.
  */
 #define RXE_GLUE_LOOPBACK_BATCH 16
 
-static struct sk_buff_head rxe_net_loopback_queue;
-static struct work_struct rxe_net_loopback_work;
+/*
+ * One CPU's loopback queue. A QP transmits from one CPU at a time (its
+ * transmit CPU; a datagram QP keeps no order), so a queue per CPU, drained
+ * in order, keeps each QP's packets in order. @draining is only touched
+ * on its own CPU with bottom halves off: a packet sent while its CPU
+ * drains (a reply to the packet being handed over) is queued behind the
+ * others instead of nesting the receiver's work in the sender's.
+ */
+struct rxe_net_loopback_cpu {
+	struct sk_buff_head queue;
+	struct work_struct work;
+	bool draining;
+};
+
+static DEFINE_PER_CPU(struct rxe_net_loopback_cpu, rxe_net_loopback_cpus);
 static int (*rxe_net_loopback_rcv)(struct sock *sk, struct sk_buff *skb);
 
-static void rxe_net_loopback_fn(struct work_struct *work)
+/* Hands over up to a batch of @lc's packets, then leaves the rest to its work. */
+static void rxe_net_loopback_drain(struct rxe_net_loopback_cpu *lc, int cpu)
 {
 	struct sk_buff *skb;
 	int n = 0;
 
-	/* BH work: softirq context, as the UDP encapsulation callback. */
+	lc->draining = true;
+	/* Softirq context or bottom halves off, as the UDP encapsulation callback. */
 	rcu_read_lock();
-	while (n++ < RXE_GLUE_LOOPBACK_BATCH &&
-	       (skb = skb_dequeue(&rxe_net_loopback_queue)))
+	while (n++ < RXE_GLUE_LOOPBACK_BATCH && (skb = skb_dequeue(&lc->queue)))
 		rxe_net_loopback_rcv(NULL, skb);
 	rcu_read_unlock();
-	if (!skb_queue_empty_lockless(&rxe_net_loopback_queue))
-		queue_work(system_bh_highpri_wq, &rxe_net_loopback_work);
+	lc->draining = false;
+	if (!skb_queue_empty_lockless(&lc->queue))
+		queue_work_on(cpu, system_bh_highpri_wq, &lc->work);
+}
+
+static void rxe_net_loopback_fn(struct work_struct *work)
+{
+	struct rxe_net_loopback_cpu *lc = container_of(work, struct rxe_net_loopback_cpu, work);
+
+	/*
+	 * BH work runs on the CPU it was queued on; after that CPU went
+	 * offline it may run elsewhere, when nothing queues on it any more.
+	 */
+	rxe_net_loopback_drain(lc, smp_processor_id());
 }
 
 void rxe_net_loopback_init(int (*rcv)(struct sock *sk, struct sk_buff *skb))
 {
-	skb_queue_head_init(&rxe_net_loopback_queue);
-	INIT_WORK(&rxe_net_loopback_work, rxe_net_loopback_fn);
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct rxe_net_loopback_cpu *lc = per_cpu_ptr(&rxe_net_loopback_cpus, cpu);
+
+		skb_queue_head_init(&lc->queue);
+		INIT_WORK(&lc->work, rxe_net_loopback_fn);
+		lc->draining = false;
+	}
 	rxe_net_loopback_rcv = rcv;
 }
 
 void rxe_net_loopback_exit(void)
 {
-	disable_work_sync(&rxe_net_loopback_work);
-	skb_queue_purge(&rxe_net_loopback_queue);
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct rxe_net_loopback_cpu *lc = per_cpu_ptr(&rxe_net_loopback_cpus, cpu);
+
+		disable_work_sync(&lc->work);
+		skb_queue_purge(&lc->queue);
+	}
 }
 
 /*
  * Makes @skb look as UDP hands a datagram to the encapsulation callback
  * (data at the UDP header, the network header before it, dev the loopback
- * device, so the receive side finds the port by destination address) and
- * queues it.
+ * device, so the receive side finds the port by destination address),
+ * queues it on this CPU and, unless this CPU is already handing its
+ * packets over, hands them over now: in the sender's context, as rxe's
+ * loopback calls its receive path, without a wake-up of the BH work per
+ * packet. Senders hold no QP lock and have interrupts on.
  */
 static int rxe_net_loopback_send(struct sk_buff *skb)
 {
-	if (skb_queue_len_lockless(&rxe_net_loopback_queue) >= RXE_GLUE_LOOPBACK_MAX) {
-		kfree_skb(skb);
-		return -ENOBUFS;
-	}
+	struct rxe_net_loopback_cpu *lc;
+	int cpu;
+
 	skb->dev = skb_dst(skb)->dev;
 	__skb_pull(skb, skb_transport_offset(skb));
 	skb->pkt_type = PACKET_HOST;
-	skb_queue_tail(&rxe_net_loopback_queue, skb);
-	queue_work(system_bh_highpri_wq, &rxe_net_loopback_work);
+	local_bh_disable();
+	cpu = smp_processor_id();
+	lc = this_cpu_ptr(&rxe_net_loopback_cpus);
+	if (skb_queue_len_lockless(&lc->queue) >= RXE_GLUE_LOOPBACK_MAX) {
+		local_bh_enable();
+		kfree_skb(skb);
+		return -ENOBUFS;
+	}
+	skb_queue_tail(&lc->queue, skb);
+	if (!lc->draining)
+		rxe_net_loopback_drain(lc, cpu);
+	local_bh_enable();
 	return 0;
 }
 

@@ -52,10 +52,13 @@ int rxe_net_tx_route6(struct sk_buff *skb, struct net_device *ndev, const u8 *sa
  * Sends @skb and consumes it. A packet whose route ends in this host (its
  * dst device is the loopback device: to the port's own address, or another
  * port's in the same namespace) takes rxe's loopback path: it skips the IP
- * stack and the backlog, is queued here and handed to the receive callback
- * given to rxe_net_loopback_init() from BH work, so the receiver's work
- * never nests in the sender's and the packet's destructor runs once it is
- * processed. Any other packet goes to ip_local_out() / ip6_local_out().
+ * stack and the backlog, is queued on this CPU and handed to the receive
+ * callback given to rxe_net_loopback_init(): at once, in the sender's
+ * context, unless this CPU is already handing packets over (then after the
+ * packets before it, so the receiver's work never nests in another
+ * receiver's), a batch at a time, the rest from BH work; the packet's
+ * destructor runs once it is processed. The caller holds no QP lock and
+ * has interrupts on. Any other packet goes to ip_local_out() / ip6_local_out().
  * Returns 0 or a negative errno.
  */
 int rxe_net_tx_send(struct sk_buff *skb, bool ipv6);
