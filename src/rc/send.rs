@@ -56,10 +56,29 @@ pub(crate) fn doorbell(rxe: &RxeDevice, qp: &RxeQp) -> Result {
 }
 
 /// The doorbell's work, with bottom halves off.
+///
+/// An RC or UC QP whose lock another CPU holds (its receive path taking
+/// ACKs and sending the next packets, typically) is not waited for: the
+/// QP's transmit work takes the new WQEs once the lock is free, and the
+/// poster goes back to its own work instead of spinning. Only a QP that
+/// could take WQEs is left to it; otherwise (before RTS, or an unknown
+/// state) the doorbell waits for the lock and answers as always.
 fn ring(rxe: &RxeDevice, qp: &RxeQp, ndev: &NetDevice) -> Result {
     let mut out = Outbox::new();
     let result = {
-        let mut guard = qp.body.state.lock();
+        let mut guard = match qp.body.state.try_lock() {
+            Some(guard) => guard,
+            None if !qp.body.qp_type.is_datagram()
+                && matches!(
+                    qp.body.post_state(),
+                    Some(QpState::Rts | QpState::Sqd | QpState::Sqe | QpState::Err)
+                ) =>
+            {
+                super::kick(qp);
+                return Ok(());
+            }
+            None => qp.body.state.lock(),
+        };
         let inner = &mut *guard;
         match inner.attrs.state {
             QpState::Err => {
