@@ -443,6 +443,7 @@ pub(crate) fn destroy(rxe: &RxeDevice, qp: &RxeQp) {
     // completes, as the C driver lets its responder task finish.
     crate::rc::send_owed_acks(rxe, qp);
     crate::rc::send_posted_datagrams(rxe, qp);
+    crate::rc::add_requester_totals(qp);
     crate::mw::qp_destroyed(rxe, qp.key_user());
     // Packets still in flight point at the QP's link, which they keep
     // alive, not at the QP: give them a moment to leave, then let them go.

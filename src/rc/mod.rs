@@ -41,10 +41,58 @@ use crate::{
     qp::{QpInner, RxeQp},
     sys::bindings,
 };
+use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use kernel::prelude::*;
 
 /// WQEs the requester holds at once; further WQEs wait in the SQ ring.
 pub(crate) const SQ_WINDOW: usize = 64;
+
+/// What the requesters of destroyed QPs resent, and why, summed over the
+/// module (shown by crate::debugfs as `rdma_rxe/requester_*`): the
+/// device's counters say how many packets went again, these say which
+/// timer sent them, so a benchmark that resends what nobody lost can tell.
+pub(crate) struct RequesterTotals {
+    /// Packets resent by go-back-N.
+    pub(crate) retransmitted_pkts: AtomicU64,
+    /// Tail-loss probes.
+    pub(crate) probes: AtomicU64,
+    /// Go-back-N started by the RTT-based timer.
+    pub(crate) rtt_timeouts: AtomicU64,
+    /// Expiries of the QP's Local ACK Timeout with packets outstanding.
+    pub(crate) timeouts: AtomicU64,
+    /// Probes and RTT-based go-backs the peer showed to be needless.
+    pub(crate) spurious_resends: AtomicU64,
+    /// Retry timer expiries put off for packets still queued in this host.
+    pub(crate) local_queue_deferrals: AtomicU64,
+}
+
+/// The requester totals.
+pub(crate) static REQUESTER_TOTALS: RequesterTotals = RequesterTotals {
+    retransmitted_pkts: AtomicU64::new(0),
+    probes: AtomicU64::new(0),
+    rtt_timeouts: AtomicU64::new(0),
+    timeouts: AtomicU64::new(0),
+    spurious_resends: AtomicU64::new(0),
+    local_queue_deferrals: AtomicU64::new(0),
+};
+
+/// Adds the counters of `qp`'s requester to [`REQUESTER_TOTALS`] (the QP
+/// is being destroyed).
+pub(crate) fn add_requester_totals(qp: &RxeQp) {
+    let inner = qp.body.state.lock();
+    let c = inner.rc.requester.counters();
+    let t = &REQUESTER_TOTALS;
+    for (total, n) in [
+        (&t.retransmitted_pkts, c.retransmitted_pkts),
+        (&t.probes, c.probes),
+        (&t.rtt_timeouts, c.rtt_timeouts),
+        (&t.timeouts, c.timeouts),
+        (&t.spurious_resends, c.spurious_resends),
+        (&t.local_queue_deferrals, c.local_queue_deferrals),
+    ] {
+        total.fetch_add(n, Relaxed);
+    }
+}
 
 /// READ/atomic requests the responder remembers for replay: as many as the
 /// device advertises, so no `max_dest_rd_atomic` is cut short.

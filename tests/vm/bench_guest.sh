@@ -48,6 +48,18 @@ counters() {
         tr ' ' '\n' | awk 'NR > 2 && prev != "" && $1 ~ /^[0-9]+$/ && $1 > 0 { printf "%s %s ", prev, $1 } { prev = $1 }'
 }
 
+# requester_totals: our driver's module-wide requester totals (which
+# timer resent what, summed over destroyed QPs; nothing for the C driver),
+# nonzero ones on one line, cumulative.
+requester_totals() {
+    local f v
+    for f in /sys/kernel/debug/rdma_rxe/requester_*; do
+        [ -r "$f" ] || continue
+        v=$(cat "$f")
+        [ "$v" = 0 ] || printf '%s %s ' "${f##*/requester_}" "$v"
+    done
+}
+
 # perf NAME PROG ARGS...: run PROG as server in "peer" and client here;
 # leaves the client's output in $RXE_LOGDIR/bench-$driver-NAME.log, then
 # both devices' counters (retransmissions, NAKs, drops tell a slow run's
@@ -74,6 +86,7 @@ perf() {
     local end=$((SECONDS + 30))
     while kill -0 $spid 2>/dev/null && [ $SECONDS -lt $end ]; do sleep 0.5; done
     kill $spid 2>/dev/null; wait $spid 2>/dev/null
+    echo "  requester totals so far: $(requester_totals)"
     return $rc
 }
 
