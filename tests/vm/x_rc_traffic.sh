@@ -71,6 +71,15 @@ retry_counters() {
              n != "" { printf "%s %s ", n, $1; n = "" }'
 }
 
+# seq_errors: out_of_seq_request plus rcvd_seq_err of the client device
+# (on loop/ the server's too: one device): a responder that saw a PSN gap,
+# a requester that was told of one.
+seq_errors() {
+    rdma statistic show link "$cdev/1" 2>/dev/null | tr ' ' '\n' |
+        awk '/^(out_of_seq_request|rcvd_seq_err)$/ { n = 1; next }
+             n { s += $1; n = 0 } END { print s + 0 }'
+}
+
 listening() { # NS PORT: a TCP socket listens on PORT in NS (or here)
     if [ -n "$1" ]; then ip netns exec "$1" ss -Htln "sport = :$2"
     else ss -Htln "sport = :$2"; fi | grep -q ":$2"
@@ -92,7 +101,8 @@ cm_listening() {
 # call: ready, the function that tells the server listens (default
 # listening); listen_port, the port it listens on (default $port);
 # client_lines, "N REGEX": the client must print exactly N lines matching
-# REGEX.
+# REGEX; in_order=1: no PSN sequence error on the client device during the
+# case (nothing is lost here, so a gap means a packet overtook another).
 run_pair() {
     local name=$1 t=$2 chk=$3; shift 3
     local server=() client=()
@@ -112,6 +122,7 @@ run_pair() {
         ok=false why="server did not listen on $lport"
     else
         listen_s=$((SECONDS - start))
+        local seq0; seq0=$(seq_errors)
         timeout -k 5 "$t" "${client[@]}" >> "$clog" 2>&1
         local crc=$?
         client_s=$((SECONDS - start - listen_s))
@@ -127,6 +138,10 @@ run_pair() {
     $ok && [ $src != 0 ] && { ok=false; why="server exit $src"; }
     if $ok && [ "$chk" = chk ] && grep -Eqi "invalid data|data mismatch" "$slog" "$clog"; then
         ok=false why="buffer check reported invalid data"
+    fi
+    if $ok && [ -n "${in_order:-}" ]; then
+        local seq1; seq1=$(seq_errors)
+        [ "$seq1" = "$seq0" ] || { ok=false; why="$((seq1 - seq0)) PSN sequence errors without loss: packets reordered"; }
     fi
     if $ok && [ -n "${client_lines:-}" ]; then
         local want=${client_lines%% *} re=${client_lines#* } got
@@ -204,6 +219,11 @@ run_topology() {
     # One READ in the SQ at a time, reposted as soon as it completes: the
     # slot must be free when the completion is seen.
     pt ib_read_lat_s2         "$T" ib_read_lat -s 2 -n 200
+    # A stream of 64 KiB WRITEs (64 packets each at MTU 1024): the ACKs
+    # come back while a burst is still being sent, and on loop/ (one
+    # device, the driver's loopback path) are received on the sending
+    # CPU; no packet may overtake another.
+    in_order=1 pt ib_write_bw_in_order "$T" ib_write_bw -s 65536 -n 200
     pt ib_send_bw_all         "$TA" ib_send_bw "${all[@]}" -n 5
     pt ib_write_bw_all        "$TA" ib_write_bw "${all[@]}" -n 5
     pt ib_read_bw_all         "$TA" ib_read_bw "${all[@]}" -n 5
