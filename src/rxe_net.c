@@ -306,22 +306,17 @@ void rxe_net_loopback_exit(void)
 /*
  * Makes @skb look as UDP hands a datagram to the encapsulation callback
  * (data at the UDP header, the network header before it, dev the loopback
- * device, so the receive side finds the port by destination address),
- * queues it on this CPU and, unless this CPU is already handing its
- * packets over, hands them over now: in the sender's context, as rxe's
- * loopback calls its receive path, without a wake-up of the BH work per
- * packet. Senders hold no QP lock and have interrupts on.
+ * device, so the receive side finds the port by destination address) and
+ * queues it on this CPU, for rxe_net_loopback_flush() to hand over.
  */
 static int rxe_net_loopback_send(struct sk_buff *skb)
 {
 	struct rxe_net_loopback_cpu *lc;
-	int cpu;
 
 	skb->dev = skb_dst(skb)->dev;
 	__skb_pull(skb, skb_transport_offset(skb));
 	skb->pkt_type = PACKET_HOST;
 	local_bh_disable();
-	cpu = smp_processor_id();
 	lc = this_cpu_ptr(&rxe_net_loopback_cpus);
 	if (skb_queue_len_lockless(&lc->queue) >= RXE_GLUE_LOOPBACK_MAX) {
 		local_bh_enable();
@@ -329,10 +324,19 @@ static int rxe_net_loopback_send(struct sk_buff *skb)
 		return -ENOBUFS;
 	}
 	skb_queue_tail(&lc->queue, skb);
-	if (!lc->draining)
-		rxe_net_loopback_drain(lc, cpu);
 	local_bh_enable();
 	return 0;
+}
+
+void rxe_net_loopback_flush(void)
+{
+	struct rxe_net_loopback_cpu *lc;
+
+	local_bh_disable();
+	lc = this_cpu_ptr(&rxe_net_loopback_cpus);
+	if (!lc->draining && !skb_queue_empty_lockless(&lc->queue))
+		rxe_net_loopback_drain(lc, smp_processor_id());
+	local_bh_enable();
 }
 
 int rxe_net_tx_send(struct sk_buff *skb, bool ipv6)

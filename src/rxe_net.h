@@ -52,16 +52,24 @@ int rxe_net_tx_route6(struct sk_buff *skb, struct net_device *ndev, const u8 *sa
  * Sends @skb and consumes it. A packet whose route ends in this host (its
  * dst device is the loopback device: to the port's own address, or another
  * port's in the same namespace) takes rxe's loopback path: it skips the IP
- * stack and the backlog, is queued on this CPU and handed to the receive
- * callback given to rxe_net_loopback_init(): at once, in the sender's
- * context, unless this CPU is already handing packets over (then after the
- * packets before it, so the receiver's work never nests in another
- * receiver's), a batch at a time, the rest from BH work; the packet's
- * destructor runs once it is processed. The caller holds no QP lock and
- * has interrupts on. Any other packet goes to ip_local_out() / ip6_local_out().
+ * stack and the backlog, is queued on this CPU for
+ * rxe_net_loopback_flush() to hand to the receive callback given to
+ * rxe_net_loopback_init(); the packet's destructor runs once it is
+ * processed. Any other packet goes to ip_local_out() / ip6_local_out().
  * Returns 0 or a negative errno.
  */
 int rxe_net_tx_send(struct sk_buff *skb, bool ipv6);
+/*
+ * Hands the packets this CPU's loopback queue holds to the receive
+ * callback, in order, in the caller's context (as rxe's loopback calls its
+ * receive path), a batch at a time, the rest from BH work; nothing if this
+ * CPU is already handing them over (a reply sent by the receiver waits
+ * behind the others, so receivers never nest). Called once a sender has
+ * queued all its packets (a QP's burst goes out whole before any packet
+ * of it is received, so the receiver's answers, and the sender's reaction
+ * to them, come after the burst), holding no QP lock, interrupts on.
+ */
+void rxe_net_loopback_flush(void);
 /* Sets the receive function of the loopback path (module init, once). */
 void rxe_net_loopback_init(int (*rcv)(struct sock *sk, struct sk_buff *skb));
 /* Stops the loopback path and frees what it holds (module exit, after every device is gone). */

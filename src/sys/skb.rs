@@ -322,6 +322,19 @@ impl TxSkb {
     }
 }
 
+/// Hands the packets this CPU queued on the loopback path (packets to this
+/// host) to the receive path, in order, unless this CPU is already doing
+/// so. The sender calls it once all its packets are sent, so that none of
+/// them is received, and answered, before the last is queued.
+///
+/// The caller holds no QP lock (the receive path takes the receiving QP's)
+/// and has interrupts on.
+pub(crate) fn flush_loopback() {
+    // SAFETY: No requirements beyond the caller's context, documented
+    // above; the glue disables bottom halves itself.
+    unsafe { bindings::rxe_net_loopback_flush() }
+}
+
 /// Called by the destructor of a packet [`TxSkb::send`] sent, once, in any
 /// context but hard IRQ (possibly inside `send`); the glue drops the
 /// packet's module reference after it returns.
