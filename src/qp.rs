@@ -117,6 +117,10 @@ pub(crate) struct QpBody {
     /// Transmits for the QP on its transmit CPU ([`crate::sys::work::tx_cpu`]).
     #[pin]
     pub(crate) tx_work: TxWork,
+    /// What picks the transmit CPU: the QP number, and once a connected QP
+    /// has a destination, the smaller of its own and the destination's
+    /// (see [`QpBody::tx_key`]).
+    pub(crate) tx_key: AtomicU32,
     /// Packets handed to the stack and not yet freed by it (counted
     /// through `tx_link` while the QP is attached to it).
     pub(crate) tx_inflight: AtomicU32,
@@ -139,6 +143,21 @@ pub(crate) const TX_INFLIGHT_LOW: u32 = 16;
 impl QpBody {
     /// Records the state the post path checks; called under `state`
     /// whenever the state changes.
+    /// The key of the QP's transmit CPU ([`crate::sys::work::tx_cpu`]).
+    ///
+    /// Both QPs of a connection within one host (rdma_cm and perftest on
+    /// one device, NVMe over loopback) have the same key, so one CPU sends
+    /// both directions: each ACK would otherwise cross to the other CPU to
+    /// be sent and each next request cross back, two wake-ups of the
+    /// transmit work per round trip. Connections still spread over CPUs
+    /// by their QP numbers (the smaller of the two: a sum would put every
+    /// pair of equal numbers, as two hosts' first QPs, on the same CPU).
+    /// It changes only when the destination is set
+    /// (INIT to RTR), before the QP has sent anything.
+    pub(crate) fn tx_key(&self) -> u32 {
+        self.tx_key.load(Ordering::Relaxed)
+    }
+
     pub(crate) fn set_post_state(&self, s: QpState) {
         self.post_state.store(s as u8, Ordering::Release);
     }
@@ -391,6 +410,7 @@ pub(crate) fn create(
         retry_timer <- Timer::new::<RxeQp, RETRY_TIMER>(),
         rnr_timer <- Timer::new::<RxeQp, RNR_TIMER>(),
         tx_work <- TxWork::new::<RxeQp, 0>(),
+        tx_key: AtomicU32::new(*qpn),
         tx_inflight: AtomicU32::new(0),
         tx_link,
         tx_blocked: AtomicBool::new(false),
@@ -530,6 +550,10 @@ impl RxeQp {
             if let Some(routes) = inner.routes.as_mut() {
                 routes.reset();
             }
+        }
+        if req.mask & crate::proto::qp_attr::mask::DEST_QPN != 0 && body.qp_type.is_connected() {
+            let key = body.qpn.min(inner.attrs.dest_qpn);
+            body.tx_key.store(key, Ordering::Relaxed);
         }
         body.set_post_state(inner.attrs.state);
         if req.mask & crate::proto::qp_attr::mask::STATE != 0 && inner.attrs.state == QpState::Reset

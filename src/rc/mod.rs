@@ -328,7 +328,7 @@ pub(crate) fn transmit_or_kick(
     ndev: &crate::sys::net::NetDevice,
     out: &mut wire::Outbox,
 ) {
-    if crate::sys::work::this_cpu() == crate::sys::work::tx_cpu(qp.body.qpn) {
+    if crate::sys::work::this_cpu() == crate::sys::work::tx_cpu(qp.body.tx_key()) {
         respond::send_replies(rxe, qp, inner, ndev, out);
         send::pump(rxe, qp, inner, ndev, out);
     } else {
@@ -340,7 +340,7 @@ pub(crate) fn transmit_or_kick(
 pub(crate) fn kick(qp: &RxeQp) {
     qp.body
         .tx_work
-        .queue_on(crate::sys::work::tx_cpu(qp.body.qpn));
+        .queue_on(crate::sys::work::tx_cpu(qp.body.tx_key()));
 }
 
 /// Kicks the QP numbered `qpn`, if it still exists (an on-demand-paging
