@@ -271,8 +271,11 @@ static void rxe_net_loopback_fn(struct work_struct *work)
 	struct rxe_net_loopback_cpu *lc = container_of(work, struct rxe_net_loopback_cpu, work);
 
 	/*
-	 * BH work runs on the CPU it was queued on; after that CPU went
-	 * offline it may run elsewhere, when nothing queues on it any more.
+	 * BH work runs on the CPU it was queued on. After that CPU went
+	 * offline it may run elsewhere, when nothing queues on it any more;
+	 * should the CPU come back while it runs, both would hand the queue
+	 * over at once and could reorder it (a sequence NAK and go-back-N
+	 * then recover; not reached by the tests).
 	 */
 	rxe_net_loopback_drain(lc, smp_processor_id());
 }
