@@ -141,8 +141,6 @@ pub(crate) const TX_INFLIGHT_HIGH: u32 = 64;
 pub(crate) const TX_INFLIGHT_LOW: u32 = 16;
 
 impl QpBody {
-    /// Records the state the post path checks; called under `state`
-    /// whenever the state changes.
     /// The key of the QP's transmit CPU ([`crate::sys::work::tx_cpu`]).
     ///
     /// Both QPs of a connection within one host (rdma_cm and perftest on
@@ -152,12 +150,14 @@ impl QpBody {
     /// transmit work per round trip. Connections still spread over CPUs
     /// by their QP numbers (the smaller of the two: a sum would put every
     /// pair of equal numbers, as two hosts' first QPs, on the same CPU).
-    /// It changes only when the destination is set
-    /// (INIT to RTR), before the QP has sent anything.
+    /// It changes only when the destination is set (INIT to RTR), before
+    /// the QP has sent anything.
     pub(crate) fn tx_key(&self) -> u32 {
         self.tx_key.load(Ordering::Relaxed)
     }
 
+    /// Records the state the post path checks; called under `state`
+    /// whenever the state changes.
     pub(crate) fn set_post_state(&self, s: QpState) {
         self.post_state.store(s as u8, Ordering::Release);
     }
