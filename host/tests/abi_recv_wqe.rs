@@ -39,6 +39,48 @@ fn valid_rq_wqe() {
     assert_eq!(RecvWqe::parse(&slot, &l).unwrap().total_len, 0);
 }
 
+/// One storage read into in turn, as the responder's receive WQE is: each
+/// read gives what a fresh parse gives (fewer SGEs over more never show the
+/// old ones), and an error leaves no WQE.
+#[test]
+fn read_into_one_storage_in_turn() {
+    let l = RecvLimits {
+        max_sge: 4,
+        slot_size: 128,
+    };
+    let lists: [&[Sge]; 4] = [
+        &[sge(0x1000, 40, 1), sge(0x2000, 1000, 2), sge(0x3000, 7, 3)],
+        &[sge(0x4000, 5, 4)],
+        &[],
+        &[sge(0x5000, 9, 5), sge(0x6000, 1, 6)],
+    ];
+    let mut dst = None;
+    for (i, list) in lists.iter().enumerate() {
+        let mut slot = vec![0u8; 128];
+        write_recv_wqe(&mut slot, i as u64, list);
+        let buf = VecBuf::new(queue_hdr::DATA + 128);
+        buf.set_bytes(queue_hdr::DATA, &slot);
+        RecvWqe::read_into(&buf, queue_hdr::DATA, &l, &mut dst).unwrap();
+        let w = dst.as_ref().unwrap();
+        check_invariants(w, &l);
+        assert_eq!(w.sges.as_slice(), *list);
+        assert_eq!(dst, Some(RecvWqe::parse(&slot, &l).unwrap()));
+        assert_eq!(buf.max_reads(), 1);
+    }
+    let mut slot = vec![0u8; 128];
+    write_recv_wqe(&mut slot, 9, &[sge(0, 1, 1)]);
+    let mut raw = RawRecvWqe::decode(&slot).unwrap();
+    raw.dma.num_sge = 5;
+    raw.encode(&mut slot).unwrap();
+    let buf = VecBuf::new(queue_hdr::DATA + 128);
+    buf.set_bytes(queue_hdr::DATA, &slot);
+    assert_eq!(
+        RecvWqe::read_into(&buf, queue_hdr::DATA, &l, &mut dst),
+        Err(RecvWqeError::TooManySges(5))
+    );
+    assert_eq!(dst, None);
+}
+
 #[test]
 fn hostile_rq_wqes() {
     let l = RecvLimits {

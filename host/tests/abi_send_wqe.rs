@@ -149,6 +149,43 @@ fn rc_write_with_sges() {
     assert_eq!(w.wc_opcode(), Some(WcOpcode::RdmaWrite));
 }
 
+/// One slot's storage reused for a sequence of WQEs of every payload kind,
+/// as the requester's WQE slots are: each read gives exactly what a fresh
+/// parse gives, the earlier WQE's bytes and SGEs never showing through.
+#[test]
+fn read_into_one_slot_in_turn() {
+    let l = limits(QpType::Rc);
+    let long: Vec<u8> = (0..300u32).map(|i| i as u8).collect();
+    let three = [sge(0x1000, 10, 1), sge(0x2000, 20, 2), sge(0x3000, 30, 3)];
+    let slots = [
+        build(&hdr(WrOpcode::Send, send_flags::INLINE), &[], Some(&long)),
+        build(&hdr(WrOpcode::RdmaWrite, 0), &three, None),
+        build(&hdr(WrOpcode::Send, 0), &three[2..], None),
+        build(
+            &hdr(WrOpcode::Send, send_flags::INLINE),
+            &[],
+            Some(&long[..7]),
+        ),
+        build(&hdr(WrOpcode::LocalInv, 0), &[], None),
+        build(&hdr(WrOpcode::Send, 0), &three[..2], None),
+    ];
+    let mut dst = None;
+    for slot in &slots {
+        let buf = VecBuf::new(queue_hdr::DATA + SLOT);
+        buf.set_bytes(queue_hdr::DATA, slot);
+        SendWqe::read_into(&buf, queue_hdr::DATA, &l, &mut dst).unwrap();
+        assert_eq!(dst, Some(parse(slot, &l).unwrap()));
+        check_invariants(dst.as_ref().unwrap(), &l);
+    }
+    // An error leaves no WQE behind.
+    let mut bad = hdr(WrOpcode::Send, 0);
+    bad.wr.opcode = 0xff;
+    let buf = VecBuf::new(queue_hdr::DATA + SLOT);
+    buf.set_bytes(queue_hdr::DATA, &build(&bad, &[], None));
+    assert!(SendWqe::read_into(&buf, queue_hdr::DATA, &l, &mut dst).is_err());
+    assert_eq!(dst, None);
+}
+
 #[test]
 fn inline_send() {
     let data: Vec<u8> = (0..200u32).map(|i| i as u8).collect();
@@ -656,6 +693,36 @@ proptest! {
         let from_ring = SendWqe::read_from(&buf, queue_hdr::DATA, &SendLimits { slot_size: l.slot_size.min(slot.len()), ..l });
         prop_assert_eq!(&from_ring, &r);
         prop_assert!(buf.max_reads() <= 1);
+    }
+
+    /// Reading into storage that held another WQE (or an error) gives what
+    /// reading afresh gives: nothing of the earlier payload shows through
+    /// (SGEs over inline data, fewer SGEs over more), and an error leaves
+    /// no WQE.
+    #[test]
+    fn read_into_reuses_storage(first in arb_slot(), second in arb_slot(), l in arb_limits()) {
+        let size = l.slot_size.max(first.len()).max(second.len());
+        let buf = VecBuf::new(queue_hdr::DATA + size);
+        buf.set_bytes(queue_hdr::DATA, &first);
+        let l1 = SendLimits { slot_size: l.slot_size.min(first.len()), ..l };
+        let mut dst = None;
+        let r1 = SendWqe::read_into(&buf, queue_hdr::DATA, &l1, &mut dst);
+        prop_assert_eq!(r1.map(|()| dst), SendWqe::read_from(&buf, queue_hdr::DATA, &l1).map(Some));
+        let buf = VecBuf::new(queue_hdr::DATA + size);
+        buf.set_bytes(queue_hdr::DATA, &second);
+        let l2 = SendLimits { slot_size: l.slot_size.min(second.len()), ..l };
+        let r2 = SendWqe::read_into(&buf, queue_hdr::DATA, &l2, &mut dst);
+        prop_assert!(buf.max_reads() <= 1);
+        match SendWqe::parse(&second, &l2) {
+            Ok(w) => {
+                prop_assert_eq!(r2, Ok(()));
+                prop_assert_eq!(dst, Some(w));
+            }
+            Err(e) => {
+                prop_assert_eq!(r2, Err(e));
+                prop_assert_eq!(dst, None);
+            }
+        }
     }
 
     /// WQEs laid out the way librxe lays them out round-trip.

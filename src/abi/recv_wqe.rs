@@ -8,7 +8,7 @@
 
 use super::layout::{recv_wqe, RawRecvWqe, Sge};
 use super::queue::SharedBuf;
-use super::sge::{read_sges, SharedSlot, SliceSlot, SlotSource, MAX_SGE};
+use super::sge::{read_sges_into, SharedSlot, SliceSlot, SlotSource, MAX_SGE};
 use super::values::WcStatus;
 
 pub use super::sge::SgeList;
@@ -95,6 +95,33 @@ impl RecvWqe {
         };
         parse_from(&src, limits.slot_size, limits)
     }
+
+    /// [`RecvWqe::read_from`] into `dst`, reusing the storage of the WQE it
+    /// holds (a receive WQE is over 500 bytes; returned and moved into
+    /// place it was copied several times per message). `dst` is `None`
+    /// after an error.
+    pub fn read_into<B: SharedBuf + ?Sized>(
+        buf: &B,
+        slot_off: usize,
+        limits: &RecvLimits,
+        dst: &mut Option<RecvWqe>,
+    ) -> Result<(), RecvWqeError> {
+        let src = SharedSlot {
+            buf,
+            base: slot_off,
+            size: limits.slot_size,
+        };
+        let wqe = dst.get_or_insert_with(|| RecvWqe {
+            wr_id: 0,
+            sges: SgeList::new(),
+            total_len: 0,
+        });
+        let parsed = parse_into(&src, limits.slot_size, limits, wqe);
+        if parsed.is_err() {
+            *dst = None;
+        }
+        parsed
+    }
 }
 
 fn parse_from<S: SlotSource + ?Sized>(
@@ -102,6 +129,23 @@ fn parse_from<S: SlotSource + ?Sized>(
     slot_size: usize,
     limits: &RecvLimits,
 ) -> Result<RecvWqe, RecvWqeError> {
+    let mut wqe = RecvWqe {
+        wr_id: 0,
+        sges: SgeList::new(),
+        total_len: 0,
+    };
+    parse_into(src, slot_size, limits, &mut wqe)?;
+    Ok(wqe)
+}
+
+/// Parses the WQE of `src` into `dst`, its SGEs in place. On error `dst`
+/// is no WQE.
+fn parse_into<S: SlotSource + ?Sized>(
+    src: &S,
+    slot_size: usize,
+    limits: &RecvLimits,
+    dst: &mut RecvWqe,
+) -> Result<(), RecvWqeError> {
     use RecvWqeError as E;
 
     let mut hdr = [0u8; recv_wqe::SIZE];
@@ -117,12 +161,11 @@ fn parse_from<S: SlotSource + ?Sized>(
     if recv_wqe::DATA + n as usize * Sge::SIZE > slot_size {
         return Err(E::SgesExceedSlot);
     }
-    let sges = read_sges(src, recv_wqe::DATA, n as usize).ok_or(E::SgesExceedSlot)?;
-    let total = sges.total_len();
-    let total_len = u32::try_from(total).map_err(|_| E::LengthOverflow(total))?;
-    Ok(RecvWqe {
-        wr_id: raw.wr_id,
-        sges,
-        total_len,
-    })
+    if !read_sges_into(src, recv_wqe::DATA, n as usize, &mut dst.sges) {
+        return Err(E::SgesExceedSlot);
+    }
+    let total = dst.sges.total_len();
+    dst.total_len = u32::try_from(total).map_err(|_| E::LengthOverflow(total))?;
+    dst.wr_id = raw.wr_id;
+    Ok(())
 }

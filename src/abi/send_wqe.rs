@@ -14,7 +14,7 @@
 
 use super::layout::{send_wqe, DmaInfo, RawSendWqe, Sge};
 use super::queue::SharedBuf;
-use super::sge::{read_sges, SharedSlot, SliceSlot, SlotSource, MAX_SGE};
+use super::sge::{read_sges_into, SharedSlot, SliceSlot, SlotSource, MAX_SGE};
 use super::values::{send_flags, QpType, WcOpcode, WcStatus, WrOpcode};
 
 pub use super::sge::SgeList;
@@ -251,10 +251,18 @@ pub enum SendOp {
 /// # Invariants
 ///
 /// `len <= MAX_INLINE_DATA`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Eq)]
 pub struct InlineData {
     bytes: [u8; MAX_INLINE_DATA],
     len: usize,
+}
+
+/// Equal when the bytes are: what reused storage holds past the length is
+/// no part of the data.
+impl PartialEq for InlineData {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_slice() == other.as_slice()
+    }
 }
 
 impl InlineData {
@@ -385,6 +393,41 @@ impl SendWqe {
         parse_from(&src, limits.slot_size, limits)
     }
 
+    /// [`SendWqe::read_from`] into `dst`, reusing the storage of the WQE
+    /// it holds instead of returning a new one: a WQE is about 600 bytes,
+    /// and each copy of it costs about a microsecond under TCG, several per
+    /// packet when it was returned and moved into place. `dst` is `None`
+    /// after an error.
+    pub fn read_into<B: SharedBuf + ?Sized>(
+        buf: &B,
+        slot_off: usize,
+        limits: &SendLimits,
+        dst: &mut Option<SendWqe>,
+    ) -> Result<(), SendWqeError> {
+        let src = SharedSlot {
+            buf,
+            base: slot_off,
+            size: limits.slot_size,
+        };
+        let wqe = dst.get_or_insert_with(|| SendWqe::EMPTY);
+        let parsed = parse_into(&src, limits.slot_size, limits, wqe);
+        if parsed.is_err() {
+            *dst = None;
+        }
+        parsed
+    }
+
+    /// Storage for [`SendWqe::read_into`] to fill: not a WQE anyone posted
+    /// (a LOCAL_INV of key 0).
+    const EMPTY: SendWqe = SendWqe {
+        wr_id: 0,
+        opcode: WrOpcode::LocalInv,
+        send_flags: 0,
+        op: SendOp::LocalInv { rkey: 0 },
+        payload: Payload::None,
+        total_len: 0,
+    };
+
     /// The opcode of this WQE's completion.
     pub fn wc_opcode(&self) -> Option<WcOpcode> {
         self.opcode.wc_opcode()
@@ -413,6 +456,46 @@ fn parse_from<S: SlotSource + ?Sized>(
     slot_size: usize,
     limits: &SendLimits,
 ) -> Result<SendWqe, SendWqeError> {
+    let mut wqe = SendWqe::EMPTY;
+    parse_into(src, slot_size, limits, &mut wqe)?;
+    Ok(wqe)
+}
+
+/// The SGE list of `payload`, made one first (empty) if it held something
+/// else.
+fn sges_in(payload: &mut Payload) -> Option<&mut SgeList> {
+    if !matches!(payload, Payload::Sges(_)) {
+        *payload = Payload::Sges(SgeList::new());
+    }
+    match payload {
+        Payload::Sges(list) => Some(list),
+        _ => None,
+    }
+}
+
+/// The inline data of `payload`, made empty inline data first if it held
+/// something else.
+fn inline_in(payload: &mut Payload) -> Option<&mut InlineData> {
+    if !matches!(payload, Payload::Inline(_)) {
+        *payload = Payload::Inline(InlineData {
+            bytes: [0; MAX_INLINE_DATA],
+            len: 0,
+        });
+    }
+    match payload {
+        Payload::Inline(data) => Some(data),
+        _ => None,
+    }
+}
+
+/// Parses the WQE of `src` into `dst`: its payload (the large part) is
+/// written in place, the rest once valid. On error `dst` is no WQE.
+fn parse_into<S: SlotSource + ?Sized>(
+    src: &S,
+    slot_size: usize,
+    limits: &SendLimits,
+    dst: &mut SendWqe,
+) -> Result<(), SendWqeError> {
     use SendWqeError as E;
 
     // One read of the fixed header; everything below uses this copy.
@@ -444,8 +527,9 @@ fn parse_from<S: SlotSource + ?Sized>(
     let max_sge = (limits.max_sge as usize).min(MAX_SGE);
     let max_inline = (limits.max_inline as usize).min(MAX_INLINE_DATA);
 
-    // Local data: read once, from the data area after the header.
-    let (payload, total_len) = match kind {
+    // Local data: read once, from the data area after the header, into
+    // `dst`'s payload.
+    let total_len = match kind {
         Local::SgesOnly if inline => return Err(E::InlineNotAllowed(opcode)),
         Local::Data if inline => {
             let len = dma.length;
@@ -456,18 +540,17 @@ fn parse_from<S: SlotSource + ?Sized>(
             if end > slot_size {
                 return Err(E::InlineExceedsSlot);
             }
-            let mut data = InlineData {
-                bytes: [0; MAX_INLINE_DATA],
-                len: len as usize,
-            };
-            let dst = data
+            let data = inline_in(&mut dst.payload).ok_or(E::InlineTooLong(len))?;
+            data.len = 0;
+            let bytes = data
                 .bytes
                 .get_mut(..len as usize)
                 .ok_or(E::InlineTooLong(len))?;
-            if !src.read(send_wqe::DATA, dst) {
+            if !src.read(send_wqe::DATA, bytes) {
                 return Err(E::InlineExceedsSlot);
             }
-            (Payload::Inline(data), u64::from(len))
+            data.len = len as usize;
+            u64::from(len)
         }
         Local::Data | Local::SgesOnly => {
             let n = dma.num_sge;
@@ -478,15 +561,18 @@ fn parse_from<S: SlotSource + ?Sized>(
             if send_wqe::DATA + n as usize * Sge::SIZE > slot_size {
                 return Err(E::SgesExceedSlot);
             }
-            let list = read_sges(src, send_wqe::DATA, n as usize).ok_or(E::SgesExceedSlot)?;
+            let list = sges_in(&mut dst.payload).ok_or(E::SgesExceedSlot)?;
+            if !read_sges_into(src, send_wqe::DATA, n as usize, list) {
+                return Err(E::SgesExceedSlot);
+            }
             // The length is what the SGEs add up to; `dma.length` (which
             // librxe sets to the same sum) is not trusted.
-            let total = list.total_len();
-            (Payload::Sges(list), total)
+            list.total_len()
         }
         Local::Nothing => {
             flags &= !send_flags::INLINE;
-            (Payload::None, 0)
+            dst.payload = Payload::None;
+            0
         }
     };
     if total_len > MAX_MSG_LEN {
@@ -614,12 +700,10 @@ fn parse_from<S: SlotSource + ?Sized>(
         }
     };
 
-    Ok(SendWqe {
-        wr_id: wr.wr_id,
-        opcode,
-        send_flags: flags,
-        op,
-        payload,
-        total_len,
-    })
+    dst.wr_id = wr.wr_id;
+    dst.opcode = opcode;
+    dst.send_flags = flags;
+    dst.op = op;
+    dst.total_len = total_len;
+    Ok(())
 }

@@ -14,10 +14,18 @@ pub const MAX_SGE: usize = 32;
 /// # Invariants
 ///
 /// `len <= MAX_SGE`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Eq)]
 pub struct SgeList {
     list: [Sge; MAX_SGE],
     len: usize,
+}
+
+/// Lists are equal when their SGEs are: what a reused list holds past its
+/// length is no part of it.
+impl PartialEq for SgeList {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_slice() == other.as_slice()
+    }
 }
 
 impl Default for SgeList {
@@ -123,24 +131,35 @@ impl<B: SharedBuf + ?Sized> SlotSource for SharedSlot<'_, B> {
     }
 }
 
-/// Reads `n` SGEs starting at `off` of the slot, each exactly once.
-/// `None` if they are not all inside the slot or `n > MAX_SGE`.
-pub(crate) fn read_sges<S: SlotSource + ?Sized>(src: &S, off: usize, n: usize) -> Option<SgeList> {
+/// Reads `n` SGEs starting at `off` of the slot, each exactly once, into
+/// `list`, whatever it held before (its storage is reused, not moved: a
+/// list is over 500 bytes). `false`, and `list` holds some of them, if
+/// they are not all inside the slot or `n > MAX_SGE`.
+pub(crate) fn read_sges_into<S: SlotSource + ?Sized>(
+    src: &S,
+    off: usize,
+    n: usize,
+    list: &mut SgeList,
+) -> bool {
+    list.len = 0;
     if n > MAX_SGE {
-        return None;
+        return false;
     }
-    let mut list = SgeList::new();
     let mut raw = [0u8; Sge::SIZE];
     for i in 0..n {
         // i < 32, so this cannot overflow.
-        let at = off.checked_add(i * Sge::SIZE)?;
+        let Some(at) = off.checked_add(i * Sge::SIZE) else {
+            return false;
+        };
         if !src.read(at, &mut raw) {
-            return None;
+            return false;
         }
-        let sge = Sge::decode(&raw).ok()?;
+        let Ok(sge) = Sge::decode(&raw) else {
+            return false;
+        };
         if !list.push(sge) {
-            return None;
+            return false;
         }
     }
-    Some(list)
+    true
 }

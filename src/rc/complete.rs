@@ -164,10 +164,10 @@ pub(crate) fn enter_error(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
     let first_id = rc.next_id.wrapping_sub(held as u64);
     for i in 0..held as u64 {
         let slot = (first_id.wrapping_add(i) % SQ_WINDOW as u64) as usize;
-        if let Some(wqe) = rc.posted.get_mut(slot).and_then(Option::take) {
+        if let Some(wr_id) = rc.posted.get_mut(slot).and_then(super::PostedSlot::release) {
             // Slot released before the completion is visible, as always.
             inner.sq.release_taken(&qp.body.sq_buf);
-            super::post_send_cqe(rxe, qp, &Cqe::flush(wqe.wr_id, qp.body.qpn));
+            super::post_send_cqe(rxe, qp, &Cqe::flush(wr_id, qp.body.qpn));
         }
     }
     inner.rc.taken = 0;

@@ -112,7 +112,7 @@ pub(crate) struct RcState {
     /// The responder's replies not yet sent, in order.
     pub(crate) replies: KBox<ReplyQueue<REPLY_QUEUE>>,
     /// Private copies of the WQEs the requester holds, by `id % SQ_WINDOW`.
-    pub(crate) posted: KVVec<Option<PostedWqe>>,
+    pub(crate) posted: KVVec<PostedSlot>,
     /// Id of the next WQE taken from the SQ (ids count WQEs taken).
     pub(crate) next_id: u64,
     /// SQ entries taken beyond the ring's consumer index.
@@ -184,7 +184,13 @@ impl RcState {
         }
         let mut posted = KVVec::with_capacity(SQ_WINDOW, GFP_KERNEL)?;
         for _ in 0..SQ_WINDOW {
-            posted.push(None, GFP_KERNEL)?;
+            posted.push(
+                PostedSlot {
+                    wqe: None,
+                    live: false,
+                },
+                GFP_KERNEL,
+            )?;
         }
         Ok(KBox::new(
             RcState {
@@ -211,7 +217,38 @@ impl RcState {
 
     /// The private copy of WQE `id`.
     pub(crate) fn posted(&self, id: u64) -> Option<&PostedWqe> {
-        self.posted.get((id % SQ_WINDOW as u64) as usize)?.as_ref()
+        self.posted.get((id % SQ_WINDOW as u64) as usize)?.wqe()
+    }
+}
+
+/// A slot of [`RcState::posted`]: the private copy of a WQE the requester
+/// holds while `live`. A completed WQE's storage stays for the next one to
+/// be read into in place ([`PostedWqe::read_into`]): a WQE is about 600
+/// bytes, and moving one into its slot cost a microsecond or more under
+/// TCG, in the doorbell's path.
+pub(crate) struct PostedSlot {
+    /// The WQE last read into the slot.
+    pub(crate) wqe: Option<PostedWqe>,
+    /// Whether `wqe` is a WQE the requester holds.
+    pub(crate) live: bool,
+}
+
+impl PostedSlot {
+    /// The WQE the requester holds in this slot, if any.
+    pub(crate) fn wqe(&self) -> Option<&PostedWqe> {
+        if self.live {
+            self.wqe.as_ref()
+        } else {
+            None
+        }
+    }
+
+    /// Ends the held WQE's life (completed or flushed); returns its
+    /// `wr_id`.
+    pub(crate) fn release(&mut self) -> Option<u64> {
+        let wr_id = self.wqe()?.wr_id;
+        self.live = false;
+        Some(wr_id)
     }
 }
 
@@ -299,7 +336,7 @@ pub(crate) fn state_changed(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner, ol
             rc.recv_failed = None;
             rc.replies.clear();
             for slot in rc.posted.iter_mut() {
-                *slot = None;
+                slot.live = false;
             }
         }
         QpState::Rtr => {

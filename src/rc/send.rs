@@ -207,21 +207,31 @@ fn take_wqes(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
             return;
         };
         let id = inner.rc.next_id;
-        // The WQE (592 bytes) is read once and then only borrowed until it
-        // is moved into its slot: under TCG each copy of it costs about a
-        // microsecond.
-        let w = match PostedWqe::read_from(&qp.body.sq_buf, off, &limits) {
-            Ok(w) => w,
-            Err(e) => {
-                let wr_id = qp.body.sq_slot_wr_id(off);
-                return refuse(rxe, qp, inner, wr_id, WrOpcode::Send, e.wc_status());
-            }
+        let index = (id % SQ_WINDOW as u64) as usize;
+        let held = inner.rc.requester.outstanding_wqes();
+        // The WQE (592 bytes) is read once, straight into the slot it
+        // keeps while the requester holds it, and only borrowed from there:
+        // under TCG each copy of it costs about a microsecond.
+        let Some(slot) = inner.rc.posted.get_mut(index) else {
+            return;
         };
-        let rw = match check_taken(rxe, pd, id, &w) {
-            Err(status) => return refuse(rxe, qp, inner, w.wr_id, w.opcode, status),
+        if slot.live {
+            // Cannot be: fewer than SQ_WINDOW WQEs are held.
+            return;
+        }
+        if let Err(e) = PostedWqe::read_into(&qp.body.sq_buf, off, &limits, &mut slot.wqe) {
+            let wr_id = qp.body.sq_slot_wr_id(off);
+            return refuse(rxe, qp, inner, wr_id, WrOpcode::Send, e.wc_status());
+        }
+        let Some(w) = slot.wqe.as_ref() else {
+            return;
+        };
+        let (wr_id, opcode) = (w.wr_id, w.opcode);
+        let rw = match check_taken(rxe, pd, id, w) {
+            Err(status) => return refuse(rxe, qp, inner, wr_id, opcode, status),
             Ok(Some(rw)) => rw,
             Ok(None) => {
-                if inner.rc.requester.outstanding_wqes() > 0 {
+                if held > 0 {
                     // A local operation runs once everything before it has
                     // completed: the local invalidate fence (IBA 10.6.5.1)
                     // that rxe makes mandatory, here for REG_MR too, so
@@ -229,11 +239,12 @@ fn take_wqes(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
                     // effect and completions stay in order.
                     return;
                 }
-                let status = local_operation(rxe, qp.key_user(), &w);
+                let status = local_operation(rxe, qp.key_user(), w);
+                let signaled = w.signaled(qp.body.sq_sig_all);
                 // Not taken: the slot is the ring's oldest.
                 inner.sq.advance(&qp.body.sq_buf);
-                if status != WcStatus::Success || w.signaled(qp.body.sq_sig_all) {
-                    let cqe = Cqe::send(w.wr_id, qp.body.qpn, status, w.opcode, 0);
+                if status != WcStatus::Success || signaled {
+                    let cqe = Cqe::send(wr_id, qp.body.qpn, status, opcode, 0);
                     super::post_send_cqe(rxe, qp, &cqe);
                 }
                 if status != WcStatus::Success {
@@ -243,7 +254,7 @@ fn take_wqes(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
                 continue;
             }
         };
-        if w.fenced() && inner.rc.requester.outstanding_wqes() > 0 {
+        if w.fenced() && held > 0 {
             // IB_SEND_FENCE (IBA 10.8.3.3): wait for earlier READ and
             // atomic requests; here for all earlier requests.
             return;
@@ -251,10 +262,10 @@ fn take_wqes(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
         // Buffers in an on-demand-paging region whose pages are out: the
         // WQE waits in the ring until the fault work has brought them in
         // and kicks the QP (see `crate::odp`).
-        match memory::wqe_resident(rxe, pd, &w, writes_payload(&w), qp.body.qpn) {
+        match memory::wqe_resident(rxe, pd, w, writes_payload(w), qp.body.qpn) {
             Ok(true) => {}
             Ok(false) => return,
-            Err(_) => return refuse(rxe, qp, inner, w.wr_id, w.opcode, WcStatus::LocProtErr),
+            Err(_) => return refuse(rxe, qp, inner, wr_id, opcode, WcStatus::LocProtErr),
         }
         let rc = &mut *inner.rc;
         let mut dropped = false;
@@ -265,8 +276,8 @@ fn take_wqes(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
         {
             return;
         }
-        if let Some(slot) = rc.posted.get_mut((id % SQ_WINDOW as u64) as usize) {
-            *slot = Some(w);
+        if let Some(slot) = rc.posted.get_mut(index) {
+            slot.live = true;
         }
         rc.next_id += 1;
         rc.taken += 1;
@@ -568,7 +579,7 @@ fn run(
             };
             // What the completion needs, read in place; the slot is then
             // emptied without moving the WQE out.
-            let Some(wqe) = posted.as_ref() else {
+            let Some(wqe) = posted.wqe() else {
                 return Built::Yes;
             };
             let (wr_id, opcode, flags) = (wqe.wr_id, wqe.opcode, wqe.send_flags);
@@ -577,7 +588,7 @@ fn run(
             {
                 let _ = memory::scatter(rxe, pd, sges, 0, &orig.to_ne_bytes());
             }
-            *posted = None;
+            posted.live = false;
             rc.taken = rc.taken.saturating_sub(1);
             let signaled = qp.body.sq_sig_all
                 || flags & send_flags::SIGNALED != 0
