@@ -68,24 +68,19 @@ impl Drop for Registration {
 fn create_root() {
     let dir = debugfs::Dir::new(c"rdma_rxe");
     let drops = &recv::DROPS;
-    let totals = &crate::rc::REQUESTER_TOTALS;
-    let mut files = KVec::new();
-    for (name, counter) in [
+    let totals = crate::rc::REQUESTER_TOTALS
+        .iter()
+        .zip(crate::rc::REQUESTER_TOTAL_FIELDS)
+        .map(|(counter, (name, _))| (name, counter));
+    let drop_counters = [
         (c"rcvd_drop_no_port", &drops.no_port),
         (c"rcvd_drop_no_qp", &drops.no_qp),
         (c"rcvd_drop_bad_icrc", &drops.bad_icrc),
         (c"rcvd_drop_malformed", &drops.malformed),
         (c"rcvd_drop_not_resident", &drops.not_resident),
-        (c"requester_retransmitted_pkts", &totals.retransmitted_pkts),
-        (c"requester_probes", &totals.probes),
-        (c"requester_rtt_timeouts", &totals.rtt_timeouts),
-        (c"requester_timeouts", &totals.timeouts),
-        (c"requester_spurious_resends", &totals.spurious_resends),
-        (
-            c"requester_local_queue_deferrals",
-            &totals.local_queue_deferrals,
-        ),
-    ] {
+    ];
+    let mut files = KVec::new();
+    for (name, counter) in Iterator::chain(drop_counters.into_iter(), totals) {
         if let Ok(file) = KBox::pin_init(dir.read_only_file(name, counter), GFP_KERNEL) {
             let _ = files.push(file, GFP_KERNEL);
         }

@@ -34,7 +34,7 @@ use crate::{
         packet::Packet,
         psn::Psn,
         qp_attr::{Network, QpAttrs, QpState, QpType},
-        requester::{Requester, RequesterConfig},
+        requester::{Requester, RequesterConfig, RequesterCounters},
         responder::{replies::ReplyQueue, AccessFlags, Responder, ResponderConfig},
         transport::{CompletionStatus, Mtu},
     },
@@ -43,54 +43,47 @@ use crate::{
 };
 use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use kernel::prelude::*;
+use kernel::str::CStr;
 
 /// WQEs the requester holds at once; further WQEs wait in the SQ ring.
 pub(crate) const SQ_WINDOW: usize = 64;
 
-/// What the requesters of destroyed QPs resent, and why, summed over the
-/// module (shown by crate::debugfs as `rdma_rxe/requester_*`): the
-/// device's counters say how many packets went again, these say which
-/// timer sent them, so a benchmark that resends what nobody lost can tell.
-pub(crate) struct RequesterTotals {
-    /// Packets resent by go-back-N.
-    pub(crate) retransmitted_pkts: AtomicU64,
-    /// Tail-loss probes.
-    pub(crate) probes: AtomicU64,
-    /// Go-back-N started by the RTT-based timer.
-    pub(crate) rtt_timeouts: AtomicU64,
-    /// Expiries of the QP's Local ACK Timeout with packets outstanding.
-    pub(crate) timeouts: AtomicU64,
-    /// Probes and RTT-based go-backs the peer showed to be needless.
-    pub(crate) spurious_resends: AtomicU64,
-    /// Retry timer expiries put off for packets still queued in this host.
-    pub(crate) local_queue_deferrals: AtomicU64,
-}
+/// The requester counters summed over destroyed QPs, each with its name
+/// under debugfs (`rdma_rxe/requester_<name>`): the device's counters say
+/// how many packets went again, these say which timer sent them, so a
+/// benchmark that resends what nobody lost can tell. Each counter is named
+/// here once; [`REQUESTER_TOTALS`] holds the sums in this order.
+pub(crate) const REQUESTER_TOTAL_FIELDS: [(&CStr, RequesterField); 6] = [
+    // Packets resent by go-back-N.
+    (c"requester_retransmitted_pkts", |c| c.retransmitted_pkts),
+    // Tail-loss probes.
+    (c"requester_probes", |c| c.probes),
+    // Go-back-N started by the RTT-based timer.
+    (c"requester_rtt_timeouts", |c| c.rtt_timeouts),
+    // Expiries of the QP's Local ACK Timeout with packets outstanding.
+    (c"requester_timeouts", |c| c.timeouts),
+    // Probes and RTT-based go-backs the peer showed to be needless.
+    (c"requester_spurious_resends", |c| c.spurious_resends),
+    // Retry timer expiries put off for packets still queued in this host.
+    (c"requester_local_queue_deferrals", |c| {
+        c.local_queue_deferrals
+    }),
+];
 
-/// The requester totals.
-pub(crate) static REQUESTER_TOTALS: RequesterTotals = RequesterTotals {
-    retransmitted_pkts: AtomicU64::new(0),
-    probes: AtomicU64::new(0),
-    rtt_timeouts: AtomicU64::new(0),
-    timeouts: AtomicU64::new(0),
-    spurious_resends: AtomicU64::new(0),
-    local_queue_deferrals: AtomicU64::new(0),
-};
+/// Reads one counter of a requester.
+pub(crate) type RequesterField = fn(&RequesterCounters) -> u64;
+
+/// The sums of [`REQUESTER_TOTAL_FIELDS`], in its order.
+pub(crate) static REQUESTER_TOTALS: [AtomicU64; REQUESTER_TOTAL_FIELDS.len()] =
+    [const { AtomicU64::new(0) }; REQUESTER_TOTAL_FIELDS.len()];
 
 /// Adds the counters of `qp`'s requester to [`REQUESTER_TOTALS`] (the QP
 /// is being destroyed).
 pub(crate) fn add_requester_totals(qp: &RxeQp) {
     let inner = qp.body.state.lock();
     let c = inner.rc.requester.counters();
-    let t = &REQUESTER_TOTALS;
-    for (total, n) in [
-        (&t.retransmitted_pkts, c.retransmitted_pkts),
-        (&t.probes, c.probes),
-        (&t.rtt_timeouts, c.rtt_timeouts),
-        (&t.timeouts, c.timeouts),
-        (&t.spurious_resends, c.spurious_resends),
-        (&t.local_queue_deferrals, c.local_queue_deferrals),
-    ] {
-        total.fetch_add(n, Relaxed);
+    for (total, (_, field)) in REQUESTER_TOTALS.iter().zip(REQUESTER_TOTAL_FIELDS) {
+        total.fetch_add(field(c), Relaxed);
     }
 }
 
