@@ -81,9 +81,14 @@ const _: () = assert!(Counter::RcvdBytes as usize + 1 == COUNT);
 pub(crate) struct Counters([AtomicU64; COUNT]);
 
 impl Counters {
-    /// Adds `n` to `counter`.
+    /// Adds `n` to `counter`. Adding nothing touches nothing: each
+    /// protocol step adds what it counted to several counters, mostly
+    /// zero, and an atomic add is a write to a line every CPU of the device
+    /// shares.
     pub(crate) fn add(&self, counter: Counter, n: u64) {
-        self.0[counter as usize].fetch_add(n, Ordering::Relaxed);
+        if n != 0 {
+            self.0[counter as usize].fetch_add(n, Ordering::Relaxed);
+        }
     }
 
     /// Adds one to `counter`.
