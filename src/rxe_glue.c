@@ -309,7 +309,13 @@ void rxe_glue_work_disable_sync(struct work_struct *work)
 int rxe_glue_tx_cpu(u32 key)
 {
 	unsigned int n = num_online_cpus();
-	unsigned int cpu = cpumask_nth(key % (n ? n : 1), cpu_online_mask);
+	unsigned int cpu;
+
+	/* Every CPU number below nr_cpu_ids online: the nth online CPU is CPU
+	 * n, no mask walk (which the receive path paid for every packet). */
+	if (n == nr_cpu_ids)
+		return key % n;
+	cpu = cpumask_nth(key % (n ? n : 1), cpu_online_mask);
 
 	return cpu < nr_cpu_ids ? cpu : raw_smp_processor_id();
 }
