@@ -8,7 +8,7 @@
 
 use super::layout::{recv_wqe, RawRecvWqe, Sge};
 use super::queue::SharedBuf;
-use super::sge::{read_sges_into, SharedSlot, SliceSlot, SlotSource, MAX_SGE};
+use super::sge::{read_sges_into, read_slot_into, SharedSlot, SliceSlot, SlotSource, MAX_SGE};
 use super::values::WcStatus;
 
 pub use super::sge::SgeList;
@@ -97,31 +97,30 @@ impl RecvWqe {
     }
 
     /// [`RecvWqe::read_from`] into `dst`, reusing the storage of the WQE it
-    /// holds (a receive WQE is over 500 bytes; returned and moved into
-    /// place it was copied several times per message). `dst` is `None`
-    /// after an error.
+    /// holds (see [`read_slot_into`]). `dst` is `None` after an error.
     pub fn read_into<B: SharedBuf + ?Sized>(
         buf: &B,
         slot_off: usize,
         limits: &RecvLimits,
         dst: &mut Option<RecvWqe>,
     ) -> Result<(), RecvWqeError> {
-        let src = SharedSlot {
+        let size = limits.slot_size;
+        read_slot_into(
             buf,
-            base: slot_off,
-            size: limits.slot_size,
-        };
-        let wqe = dst.get_or_insert_with(|| RecvWqe {
-            wr_id: 0,
-            sges: SgeList::new(),
-            total_len: 0,
-        });
-        let parsed = parse_into(&src, limits.slot_size, limits, wqe);
-        if parsed.is_err() {
-            *dst = None;
-        }
-        parsed
+            slot_off,
+            size,
+            dst,
+            || RecvWqe::EMPTY,
+            |src, wqe| parse_into(src, size, limits, wqe),
+        )
     }
+
+    /// Storage for [`RecvWqe::read_into`] to fill: no SGEs, no room.
+    const EMPTY: RecvWqe = RecvWqe {
+        wr_id: 0,
+        sges: SgeList::new(),
+        total_len: 0,
+    };
 }
 
 fn parse_from<S: SlotSource + ?Sized>(
@@ -129,11 +128,7 @@ fn parse_from<S: SlotSource + ?Sized>(
     slot_size: usize,
     limits: &RecvLimits,
 ) -> Result<RecvWqe, RecvWqeError> {
-    let mut wqe = RecvWqe {
-        wr_id: 0,
-        sges: SgeList::new(),
-        total_len: 0,
-    };
+    let mut wqe = RecvWqe::EMPTY;
     parse_into(src, slot_size, limits, &mut wqe)?;
     Ok(wqe)
 }

@@ -14,7 +14,7 @@
 
 use super::layout::{send_wqe, DmaInfo, RawSendWqe, Sge};
 use super::queue::SharedBuf;
-use super::sge::{read_sges_into, SharedSlot, SliceSlot, SlotSource, MAX_SGE};
+use super::sge::{read_sges_into, read_slot_into, SharedSlot, SliceSlot, SlotSource, MAX_SGE};
 use super::values::{send_flags, QpType, WcOpcode, WcStatus, WrOpcode};
 
 pub use super::sge::SgeList;
@@ -394,27 +394,22 @@ impl SendWqe {
     }
 
     /// [`SendWqe::read_from`] into `dst`, reusing the storage of the WQE
-    /// it holds instead of returning a new one: a WQE is about 600 bytes,
-    /// and each copy of it costs about a microsecond under TCG, several per
-    /// packet when it was returned and moved into place. `dst` is `None`
-    /// after an error.
+    /// it holds (see [`read_slot_into`]). `dst` is `None` after an error.
     pub fn read_into<B: SharedBuf + ?Sized>(
         buf: &B,
         slot_off: usize,
         limits: &SendLimits,
         dst: &mut Option<SendWqe>,
     ) -> Result<(), SendWqeError> {
-        let src = SharedSlot {
+        let size = limits.slot_size;
+        read_slot_into(
             buf,
-            base: slot_off,
-            size: limits.slot_size,
-        };
-        let wqe = dst.get_or_insert_with(|| SendWqe::EMPTY);
-        let parsed = parse_into(&src, limits.slot_size, limits, wqe);
-        if parsed.is_err() {
-            *dst = None;
-        }
-        parsed
+            slot_off,
+            size,
+            dst,
+            || SendWqe::EMPTY,
+            |src, wqe| parse_into(src, size, limits, wqe),
+        )
     }
 
     /// Storage for [`SendWqe::read_into`] to fill: not a WQE anyone posted
@@ -541,7 +536,6 @@ fn parse_into<S: SlotSource + ?Sized>(
                 return Err(E::InlineExceedsSlot);
             }
             let data = inline_in(&mut dst.payload).ok_or(E::InlineTooLong(len))?;
-            data.len = 0;
             let bytes = data
                 .bytes
                 .get_mut(..len as usize)

@@ -131,6 +131,27 @@ impl<B: SharedBuf + ?Sized> SlotSource for SharedSlot<'_, B> {
     }
 }
 
+/// Reads the WQE in the `size`-byte slot at byte `base` of `buf` into
+/// `dst` with `parse`, reusing the storage of the WQE `dst` holds (made by
+/// `empty` only if it holds none) instead of returning a new one: a WQE with its SGE list
+/// is over 500 bytes, and each move of it costs about a microsecond under
+/// TCG. `dst` is `None` after an error.
+pub(crate) fn read_slot_into<B: SharedBuf + ?Sized, T, E>(
+    buf: &B,
+    base: usize,
+    size: usize,
+    dst: &mut Option<T>,
+    empty: impl FnOnce() -> T,
+    parse: impl FnOnce(&SharedSlot<'_, B>, &mut T) -> Result<(), E>,
+) -> Result<(), E> {
+    let src = SharedSlot { buf, base, size };
+    let parsed = parse(&src, dst.get_or_insert_with(empty));
+    if parsed.is_err() {
+        *dst = None;
+    }
+    parsed
+}
+
 /// Reads `n` SGEs starting at `off` of the slot, each exactly once, into
 /// `list`, whatever it held before (its storage is reused, not moved: a
 /// list is over 500 bytes). `false`, and `list` holds some of them, if
