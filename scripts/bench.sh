@@ -11,7 +11,9 @@
 #
 #   scripts/bench.sh [LOGDIR]
 #   RXE_BENCH_DRIVERS="c rust"   the drivers to run (default both; "c" alone
-#                                checks the benchmark itself)
+#                                checks the benchmark itself; add
+#                                rust-nochain for ours with packet_chains=0,
+#                                printed in two more columns)
 #   RXE_BENCH_ITERS=1000         iterations per run (at 64 KiB; the
 #                                same bytes at the other sizes)
 #   RXE_BENCH_SIZES="64 4096 65536 1048576"  bandwidth message sizes
@@ -50,15 +52,29 @@ value() { # DRIVER METRIC
 
 echo
 echo "iterations: $iters, drivers run: $drivers, $kernel kernel (numbers under TCG)"
-printf '%-34s %12s %12s %10s\n' metric C ours "ours/C"
-# Every metric either driver reported, in the order the guest ran them.
-metrics=$(cat "$logdir/bench-c.txt" "$logdir/bench-rust.txt" 2>/dev/null | awk '!seen[$1]++ { print $1 }')
+ratio() { # A B: A / B, or n/a
+    awk -v a="$1" -v b="$2" 'BEGIN {
+        if (a ~ /^[0-9.]+$/ && b ~ /^[0-9.]+$/ && b + 0 > 0) printf "%.2f", a / b;
+        else print "n/a" }'
+}
+unchained=false
+[ -s "$logdir/bench-rust-nochain.txt" ] && unchained=true
+if $unchained; then
+    printf '%-34s %12s %12s %10s %12s %10s\n' metric C ours "ours/C" unchained "ours/unch"
+else
+    printf '%-34s %12s %12s %10s\n' metric C ours "ours/C"
+fi
+# Every metric any driver reported, in the order the guest ran them.
+metrics=$(cat "$logdir/bench-c.txt" "$logdir/bench-rust.txt" "$logdir/bench-rust-nochain.txt" 2>/dev/null |
+    awk '!seen[$1]++ { print $1 }')
 for m in $metrics; do
     c=$(value c "$m"); r=$(value rust "$m")
-    ratio=$(awk -v c="$c" -v r="$r" 'BEGIN {
-        if (c ~ /^[0-9.]+$/ && r ~ /^[0-9.]+$/ && c + 0 > 0) printf "%.2f", r / c;
-        else print "n/a" }')
-    printf '%-34s %12s %12s %10s\n' "$m" "$c" "$r" "$ratio"
+    if $unchained; then
+        u=$(value rust-nochain "$m")
+        printf '%-34s %12s %12s %10s %12s %10s\n' "$m" "$c" "$r" "$(ratio "$r" "$c")" "$u" "$(ratio "$r" "$u")"
+    else
+        printf '%-34s %12s %12s %10s\n' "$m" "$c" "$r" "$(ratio "$r" "$c")"
+    fi
 done
 
 # The guest's ceiling: each payload byte is copied twice and run through

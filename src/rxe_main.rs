@@ -42,6 +42,12 @@ module! {
     description: "Soft RDMA transport (RoCEv2), in Rust",
     license: "GPL",
     alias: ["rdma-link-rxe"],
+    params: {
+        packet_chains: bool {
+            default: true,
+            description: "Send a run of a QP's packets to one destination through the IP stack as one UDP GSO skb (a list of the whole packets, unchanged on the wire)",
+        },
+    },
 }
 
 /// Netdev notifier for netdevs with rxe devices on them.

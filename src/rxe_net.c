@@ -220,6 +220,98 @@ void rxe_net_skb_set_tx_owner(struct sk_buff *skb, void *arg)
 	skb->destructor = rxe_net_tx_dtor;
 }
 
+/*
+ * Packet chains (UDP GSO with a list of whole packets, SKB_GSO_FRAGLIST,
+ * the form UDP GRO builds): a run of a QP's packets to one destination
+ * crosses the IP output path, netfilter, the device and the receiver's
+ * IP and UDP input once, as one skb; the stack cuts it into the original
+ * packets where it must (at a device that cannot carry it, or before the
+ * receiving UDP socket, which takes no GSO), by unlinking them, no copy.
+ * Each packet keeps its own IP ID (SKB_GSO_TCP_FIXEDID, for IPv4), and
+ * its headers are rewritten to exactly what it was built with, so its
+ * ICRC, computed over them, holds; on the wire the packets are the ones
+ * sent one by one.
+ */
+
+/* IP length of a chain at most: the 16-bit IP length, the device's GSO limit. */
+static unsigned int rxe_net_chain_max_len(const struct net_device *dev)
+{
+	unsigned int max = min_t(unsigned int, READ_ONCE(dev->gso_max_size), 65535);
+	unsigned int ll = LL_RESERVED_SPACE(dev);
+
+	return max > ll + 1 ? max - ll - 1 : 0;
+}
+
+static unsigned int rxe_net_udp_payload_len(const struct sk_buff *skb)
+{
+	return skb->len - skb_transport_offset(skb) - sizeof(struct udphdr);
+}
+
+bool rxe_net_tx_can_chain(struct sk_buff *head, struct sk_buff *seg, bool ipv6)
+{
+	struct dst_entry *dst = skb_dst(head);
+	const struct udphdr *hu, *su;
+	unsigned int seg_len;
+
+	/* Routed (so with headers) both, the same way, not to this host. */
+	if (!dst || dst != skb_dst(seg) || (dst->dev->flags & IFF_LOOPBACK))
+		return false;
+	hu = udp_hdr(head);
+	su = udp_hdr(seg);
+	if (skb_is_nonlinear(seg) || hu->source != su->source || hu->dest != su->dest)
+		return false;
+	seg_len = rxe_net_udp_payload_len(seg);
+	if (ipv6) {
+		const struct ipv6hdr *h = ipv6_hdr(head), *s = ipv6_hdr(seg);
+
+		if (ipv6_addr_is_multicast(&h->daddr) || ip6_flowinfo(h) != ip6_flowinfo(s) ||
+		    h->hop_limit != s->hop_limit || !ipv6_addr_equal(&h->saddr, &s->saddr) ||
+		    !ipv6_addr_equal(&h->daddr, &s->daddr))
+			return false;
+	} else {
+		const struct iphdr *h = ip_hdr(head), *s = ip_hdr(seg);
+
+		if (ipv4_is_multicast(h->daddr) || ipv4_is_lbcast(h->daddr) || h->tos != s->tos ||
+		    h->ttl != s->ttl || h->saddr != s->saddr || h->daddr != s->daddr)
+			return false;
+	}
+	/* The segment size is the first packet's: no later one is longer. */
+	if (seg_len > (skb_has_frag_list(head) ? skb_shinfo(head)->gso_size :
+						 rxe_net_udp_payload_len(head)))
+		return false;
+	if (skb_shinfo(head)->gso_segs + 1 > READ_ONCE(dst->dev->gso_max_segs))
+		return false;
+	return head->len + seg_len <= rxe_net_chain_max_len(dst->dev);
+}
+
+void rxe_net_tx_chain(struct sk_buff *head, struct sk_buff **last, struct sk_buff *seg, bool ipv6)
+{
+	struct skb_shared_info *shinfo = skb_shinfo(head);
+
+	if (!skb_has_frag_list(head)) {
+		shinfo->gso_size = rxe_net_udp_payload_len(head);
+		shinfo->gso_type = SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST |
+				   (ipv6 ? 0 : SKB_GSO_TCP_FIXEDID);
+		shinfo->gso_segs = 1;
+		/* UDP checksum 0: nothing to compute, so no device needs to cut the chain for it. */
+		head->ip_summed = CHECKSUM_UNNECESSARY;
+		*last = NULL;
+	}
+	/* A segment keeps only its bytes: the head carries the route. */
+	skb_dst_drop(seg);
+	__skb_pull(seg, skb_transport_offset(seg) + sizeof(struct udphdr));
+	seg->next = NULL;
+	if (*last)
+		(*last)->next = seg;
+	else
+		shinfo->frag_list = seg;
+	*last = seg;
+	head->len += seg->len;
+	head->data_len += seg->len;
+	head->truesize += seg->truesize;
+	shinfo->gso_segs++;
+}
+
 /* Packets one CPU's loopback queue holds at most; more are dropped (send errors). */
 #define RXE_GLUE_LOOPBACK_MAX 8192
 /*
@@ -349,6 +441,9 @@ int rxe_net_tx_send(struct sk_buff *skb, bool ipv6)
 
 	if (skb_dst(skb)->dev->flags & IFF_LOOPBACK)
 		return rxe_net_loopback_send(skb);
+	/* A chain's UDP length is the whole chain's, as UDP GSO's. */
+	if (skb_is_gso(skb))
+		udp_hdr(skb)->len = htons(skb->len - skb_transport_offset(skb));
 	if (ipv6)
 		err = ip6_local_out(net, NULL, skb);
 	else

@@ -60,6 +60,19 @@ int rxe_net_tx_route6(struct sk_buff *skb, struct net_device *ndev, const u8 *sa
  */
 int rxe_net_tx_send(struct sk_buff *skb, bool ipv6);
 /*
+ * Packet chains: one routed packet (the head) carries later routed packets
+ * of the same route, addresses, ports, TOS and TTL, no longer than the
+ * head's UDP payload, as one UDP GSO skb with a list of whole packets,
+ * which the stack cuts back into those packets, headers as built (IPv4 ID
+ * included). rxe_net_tx_can_chain() says whether @seg may follow; then
+ * rxe_net_tx_chain() appends it, consuming it (the head owns it, freed
+ * with it; @seg's destructor runs when the chain is cut or freed); @last
+ * is the caller's record of the last segment, which the first chaining
+ * sets. Never for the loopback path or multicast.
+ */
+bool rxe_net_tx_can_chain(struct sk_buff *head, struct sk_buff *seg, bool ipv6);
+void rxe_net_tx_chain(struct sk_buff *head, struct sk_buff **last, struct sk_buff *seg, bool ipv6);
+/*
  * Hands the packets this CPU's loopback queue holds to the receive
  * callback, in order, in the caller's context (as rxe's loopback calls its
  * receive path), a batch at a time, the rest from BH work; nothing if this

@@ -22,7 +22,7 @@ use crate::{
     qp::RxeQp,
     sys::{
         net::NetDevice,
-        skb::{Route, RouteCache, TxSkb, IPV6_HDR_LEN},
+        skb::{Route, RouteCache, TxChain, TxSkb, IPV6_HDR_LEN},
     },
 };
 use kernel::prelude::*;
@@ -112,6 +112,7 @@ impl Outbox {
         let mut lost = self.lost;
         let any = !self.packets.is_empty();
         let faults = rxe.active_faults();
+        let mut chain = None;
         for mut skb in self.packets {
             let action = faults.and_then(|f| f.decide(Direction::Tx, skb.packet()));
             match action {
@@ -122,17 +123,20 @@ impl Outbox {
                 }
                 Some(FaultAction::Duplicate) => {
                     match skb.try_clone() {
-                        Ok(copy) => hand_over(rxe, qp, copy, &mut lost),
+                        Ok(copy) => queue(rxe, qp, &mut chain, copy, &mut lost),
                         Err(_) => lost += 1,
                     }
-                    hand_over(rxe, qp, skb, &mut lost);
+                    queue(rxe, qp, &mut chain, skb, &mut lost);
                 }
                 // `delay` is refused for transmit by the rules' parser;
                 // `decide` never answers `nomem` (asked while building).
                 Some(FaultAction::Delay(_) | FaultAction::NoMem) | None => {
-                    hand_over(rxe, qp, skb, &mut lost)
+                    queue(rxe, qp, &mut chain, skb, &mut lost)
                 }
             }
+        }
+        if let Some(chain) = chain {
+            hand_over(rxe, qp, chain, &mut lost);
         }
         // Packets to this host were only queued: received here, an answer
         // could make the QP send again before the rest of this burst. An
@@ -155,14 +159,37 @@ impl Outbox {
     }
 }
 
-/// Sends one packet for `qp` and counts it (`sent_bytes` counts the IP
-/// packet, as rxe), or counts it in `lost`.
-fn hand_over(rxe: &RxeDevice, qp: &RxeQp, skb: TxSkb, lost: &mut u32) {
-    let bytes = skb.ip_len();
-    if skb.send(qp.tx_hold()).is_err() {
-        *lost += 1;
+/// Adds `skb` to the packet chain being filled, if it may go with it
+/// (and the `packet_chains` parameter allows chains); else sends that
+/// chain and starts the next with `skb`. Only a connected QP's packets
+/// are chained: a datagram QP's messages are one packet each, seldom many
+/// to one destination at once, and MADs stay single skbs for captures.
+fn queue(rxe: &RxeDevice, qp: &RxeQp, chain: &mut Option<TxChain>, skb: TxSkb, lost: &mut u32) {
+    let skb = match chain {
+        Some(open)
+            if !qp.body.qp_type.is_datagram()
+                && crate::module_parameters::packet_chains.value() =>
+        {
+            match open.push(skb, || qp.tx_hold()) {
+                Ok(()) => return,
+                Err(skb) => skb,
+            }
+        }
+        _ => skb,
+    };
+    if let Some(full) = chain.replace(TxChain::new(skb)) {
+        hand_over(rxe, qp, full, lost);
+    }
+}
+
+/// Sends a chain of packets (often one) for `qp` and counts them
+/// (`sent_bytes` counts IP packets, as rxe), or counts them in `lost`.
+fn hand_over(rxe: &RxeDevice, qp: &RxeQp, chain: TxChain, lost: &mut u32) {
+    let (packets, bytes) = (chain.packets(), chain.ip_bytes());
+    if chain.send(qp.tx_hold()).is_err() {
+        *lost += packets;
     } else {
-        rxe.counters.inc(Counter::SentPkts);
+        rxe.counters.add(Counter::SentPkts, u64::from(packets));
         rxe.counters.add(Counter::SentBytes, bytes as u64);
     }
 }

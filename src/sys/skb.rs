@@ -322,6 +322,91 @@ impl TxSkb {
     }
 }
 
+/// Routed packets to one destination sent as one skb: a packet chain (UDP
+/// GSO with a list of whole packets, see `rxe_net.h`), which crosses the
+/// IP stack once and is cut back into the packets as they were built
+/// (headers, so ICRC, included) where the stack must, by unlinking them.
+/// A chain of one is the packet alone.
+///
+/// # Invariants
+///
+/// `last` is null or the last packet chained to `head`, which owns it;
+/// `packets` and `ip_bytes` count the packets and their IP lengths, the
+/// head's included.
+pub(crate) struct TxChain {
+    head: TxSkb,
+    last: *mut bindings::sk_buff,
+    packets: u32,
+    ip_bytes: usize,
+}
+
+// SAFETY: The chained packets belong to the head, which belongs to one
+// context at a time.
+unsafe impl Send for TxChain {}
+
+impl TxChain {
+    /// A chain of `head` alone.
+    pub(crate) fn new(head: TxSkb) -> TxChain {
+        let ip_bytes = head.ip_len();
+        // INVARIANT: Nothing chained yet.
+        TxChain {
+            head,
+            last: core::ptr::null_mut(),
+            packets: 1,
+            ip_bytes,
+        }
+    }
+
+    /// Appends `packet` if it may travel in this chain: routed as the
+    /// head, with the same addresses, ports, TOS and TTL, no longer than
+    /// the head, within the device's GSO limits, not to this host nor
+    /// multicast. Else gives it back. `link` gives the packet's link to
+    /// its owner (see [`TxSkb::send`]), asked only if it is chained.
+    pub(crate) fn push(
+        &mut self,
+        packet: TxSkb,
+        link: impl FnOnce() -> Arc<TxLink>,
+    ) -> core::result::Result<(), TxSkb> {
+        let head = self.head.skb.as_ptr();
+        // SAFETY: We own both skbs; the glue only reads them (it checks
+        // that both were routed before it looks at their headers).
+        if !unsafe { bindings::rxe_net_tx_can_chain(head, packet.skb.as_ptr(), self.head.ipv6) } {
+            return Err(packet);
+        }
+        let bytes = packet.ip_len();
+        let packet = core::mem::ManuallyDrop::new(packet);
+        let skb = packet.skb.as_ptr();
+        SENT_IN_FLIGHT.fetch_add(1, Ordering::SeqCst);
+        // SAFETY: We own `skb`, which has no destructor yet (never sent);
+        // the link reference goes to its destructor, as in `send`. Then
+        // the head takes it (it may follow, checked above) and `last` is
+        // our record of the chain's last packet; `packet` is not dropped.
+        unsafe {
+            bindings::rxe_net_skb_set_tx_owner(skb, Arc::into_raw(link()).cast_mut().cast());
+            bindings::rxe_net_tx_chain(head, &mut self.last, skb, self.head.ipv6);
+        }
+        self.packets += 1;
+        self.ip_bytes += bytes;
+        Ok(())
+    }
+
+    /// Packets in the chain.
+    pub(crate) fn packets(&self) -> u32 {
+        self.packets
+    }
+
+    /// Sum of the IP lengths of the chain's packets.
+    pub(crate) fn ip_bytes(&self) -> usize {
+        self.ip_bytes
+    }
+
+    /// Hands the chain to the IP stack, as [`TxSkb::send`] a packet; every
+    /// chained packet keeps the link it was given when chained.
+    pub(crate) fn send(self, link: Arc<TxLink>) -> Result {
+        self.head.send(link)
+    }
+}
+
 /// Hands the packets this CPU queued on the loopback path (packets to this
 /// host) to the receive path, in order, unless this CPU is already doing
 /// so. The sender calls it once all its packets are sent, so that none of
