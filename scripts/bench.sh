@@ -11,9 +11,11 @@
 #
 #   scripts/bench.sh [LOGDIR]
 #   RXE_BENCH_DRIVERS="c rust"   the drivers to run (default both; "c" alone
-#                                checks the benchmark itself; add
-#                                rust-nochain for ours with packet_chains=0,
-#                                printed in two more columns)
+#                                checks the benchmark itself); a driver
+#                                rust:P=V,... is ours loaded with those
+#                                module parameters (rust:packet_chains=0:
+#                                no packet chains), printed in two more
+#                                columns
 #   RXE_BENCH_ITERS=1000         iterations per run (at 64 KiB; the
 #                                same bytes at the other sizes)
 #   RXE_BENCH_SIZES="64 4096 65536 1048576"  bandwidth message sizes
@@ -57,24 +59,24 @@ ratio() { # A B: A / B, or n/a
         if (a ~ /^[0-9.]+$/ && b ~ /^[0-9.]+$/ && b + 0 > 0) printf "%.2f", a / b;
         else print "n/a" }'
 }
-unchained=false
-[ -s "$logdir/bench-rust-nochain.txt" ] && unchained=true
-if $unchained; then
-    printf '%-34s %12s %12s %10s %12s %10s\n' metric C ours "ours/C" unchained "ours/unch"
-else
-    printf '%-34s %12s %12s %10s\n' metric C ours "ours/C"
-fi
+# Variants of ours (rust:PARAMS, module parameters) get two more columns
+# each: the variant's number and ours over it.
+variants=()
+for d in $drivers; do case $d in rust:*) variants+=("$d") ;; esac; done
+header=$(printf '%-34s %12s %12s %10s' metric C ours "ours/C")
+for v in "${variants[@]}"; do header+=$(printf ' %22s %8s' "${v#rust:}" "ours/it"); done
+echo "$header"
 # Every metric any driver reported, in the order the guest ran them.
-metrics=$(cat "$logdir/bench-c.txt" "$logdir/bench-rust.txt" "$logdir/bench-rust-nochain.txt" 2>/dev/null |
+metrics=$(for d in c rust "${variants[@]}"; do cat "$logdir/bench-$d.txt" 2>/dev/null; done |
     awk '!seen[$1]++ { print $1 }')
 for m in $metrics; do
     c=$(value c "$m"); r=$(value rust "$m")
-    if $unchained; then
-        u=$(value rust-nochain "$m")
-        printf '%-34s %12s %12s %10s %12s %10s\n' "$m" "$c" "$r" "$(ratio "$r" "$c")" "$u" "$(ratio "$r" "$u")"
-    else
-        printf '%-34s %12s %12s %10s\n' "$m" "$c" "$r" "$(ratio "$r" "$c")"
-    fi
+    line=$(printf '%-34s %12s %12s %10s' "$m" "$c" "$r" "$(ratio "$r" "$c")")
+    for v in "${variants[@]}"; do
+        u=$(value "$v" "$m")
+        line+=$(printf ' %22s %8s' "$u" "$(ratio "$r" "$u")")
+    done
+    echo "$line"
 done
 
 # The guest's ceiling: each payload byte is copied twice and run through

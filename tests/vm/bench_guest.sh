@@ -12,7 +12,8 @@
 # judge the numbers, and ends 0 unless it could not set up at all.
 #
 #   bench_guest.sh [-n ITERS] [-s "SIZE..."] [-p "PART..."] DRIVER...
-#   DRIVER: c, rust or rust-nochain (ours with packet_chains=0); PART (default all): write_bw read_bw send_bw
+#   DRIVER: c, rust or rust:P=V,... (ours with those module parameters,
+#   as rust:packet_chains=0); PART (default all): write_bw read_bw send_bw
 #   scaling latency
 iters=1000 sizes="64 4096 65536 1048576"
 parts="write_bw read_bw send_bw scaling latency"
@@ -152,15 +153,15 @@ for driver in "$@"; do
     : > "$out"
     echo "== driver $driver"
     teardown
-    # rust-nochain: ours with packet_chains=0, each packet its own skb.
-    module=$driver args=
-    [ "$driver" = rust-nochain ] && module=rust args=packet_chains=0
+    # rust:P=V,...: ours loaded with those module parameters.
+    module=${driver%%:*} args=
+    [ "$module" = "$driver" ] || args=${driver#*:}
     if [ "$module" = rust ] && [ ! -f "$RXE_KO" ]; then
         echo "no $RXE_KO: skipping $driver"; continue
     fi
     rxe_use_driver "$module"
     # shellcheck disable=SC2086
-    if ! rxe_driver_is "$module" || ! modprobe rdma_rxe $args || ! setup; then
+    if ! rxe_driver_is "$module" || ! modprobe rdma_rxe ${args//,/ } || ! setup; then
         echo "could not set up driver $driver"; teardown; continue
     fi
     if [ "$driver" = rust ]; then
