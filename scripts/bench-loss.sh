@@ -9,7 +9,9 @@
 # never fails on slowness; exits non-zero only if the VM run itself failed.
 #
 #   scripts/bench-loss.sh [LOGDIR]
-#   RXE_BENCH_DRIVERS="c rust"   drivers (default both)
+#   RXE_BENCH_DRIVERS="c rust"   drivers (default both; rust:P=V,... is
+#                                ours with those module parameters, listed
+#                                after the table)
 #   RXE_BENCH_ITERS=100          round trips / iterations per run
 #   RXE_BENCH_BOUND=120          seconds a client may take
 #   RXE_BENCH_LOSSES="0 0.1 1 5" pingpong loss rates (%)

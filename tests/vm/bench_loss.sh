@@ -89,11 +89,14 @@ for driver in "$@"; do
     : > "$out"
     echo "== driver $driver"
     two_namespaces_down; rxe_unload >/dev/null 2>&1
-    if [ "$driver" = rust ] && [ ! -f "$RXE_KO" ]; then
-        echo "no $RXE_KO: skipping rust"; continue
+    # rust:P=V,...: ours loaded with those module parameters.
+    module=${driver%%:*} args=
+    [ "$module" = "$driver" ] || args=${driver#*:}
+    if [ "$module" = rust ] && [ ! -f "$RXE_KO" ]; then
+        echo "no $RXE_KO: skipping $driver"; continue
     fi
-    rxe_use_driver "$driver"
-    if ! rxe_driver_is "$driver" || ! rxe_load || ! two_namespaces 9000; then
+    rxe_use_driver "$module"
+    if ! rxe_driver_is "$module" || ! modprobe rdma_rxe ${args//,/ } || ! two_namespaces 9000; then
         echo "could not set up driver $driver"; two_namespaces_down; continue
     fi
     for loss in $losses; do
