@@ -121,8 +121,9 @@ pub(crate) struct QpBody {
     /// has a destination, the smaller of its own and the destination's
     /// (see [`QpBody::tx_key`]).
     pub(crate) tx_key: AtomicU32,
-    /// Packets handed to the stack and not yet freed by it (counted
-    /// through `tx_link` while the QP is attached to it).
+    /// Skbs handed to the stack and not yet freed by it, a packet chain
+    /// counting as one (counted through `tx_link` while the QP is
+    /// attached to it).
     pub(crate) tx_inflight: AtomicU32,
     /// What the QP's packets in flight point at (see [`TxLink`]).
     pub(crate) tx_link: Arc<TxLink>,
@@ -131,13 +132,14 @@ pub(crate) struct QpBody {
     pub(crate) tx_blocked: AtomicBool,
 }
 
-/// Packets of a QP in flight at which its requester stops transmitting.
-/// Every packet waits in the receiver's backlog until the receiving side
-/// has taken it, so this bounds a QP's share of that queue (1000 packets
+/// Skbs of a QP in flight at which its requester stops transmitting (a
+/// packet chain is one skb; what the outbox holds counts by packet).
+/// Every skb waits in the receiver's backlog until the receiving side
+/// has taken it, so this bounds a QP's share of that queue (1000 skbs
 /// by default): go-back-N bursts that overflow it are lost whole, and
 /// their retransmissions with them. rxe stops at the same count.
 pub(crate) const TX_INFLIGHT_HIGH: u32 = 64;
-/// Packets in flight below which a stopped requester starts again.
+/// Skbs in flight below which a stopped requester starts again.
 pub(crate) const TX_INFLIGHT_LOW: u32 = 16;
 
 impl QpBody {

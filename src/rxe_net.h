@@ -66,7 +66,8 @@ int rxe_net_tx_send(struct sk_buff *skb, bool ipv6);
  * which the stack cuts back into those packets, headers as built (IPv4 ID
  * included). rxe_net_tx_can_chain() says whether @seg may follow; then
  * rxe_net_tx_chain() appends it, consuming it (the head owns it, freed
- * with it; @seg's destructor runs when the chain is cut or freed); @last
+ * with it or cut off; @seg has no destructor: the head's stands for the
+ * chain); @last
  * is the caller's record of the last segment, which the first chaining
  * sets. Never for the loopback path or multicast.
  */

@@ -170,7 +170,7 @@ fn queue(rxe: &RxeDevice, qp: &RxeQp, chain: &mut Option<TxChain>, skb: TxSkb, l
             if !qp.body.qp_type.is_datagram()
                 && crate::module_parameters::packet_chains.value() =>
         {
-            match open.push(skb, || qp.tx_hold()) {
+            match open.push(skb) {
                 Ok(()) => return,
                 Err(skb) => skb,
             }

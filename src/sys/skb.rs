@@ -360,13 +360,11 @@ impl TxChain {
     /// Appends `packet` if it may travel in this chain: routed as the
     /// head, with the same addresses, ports, TOS and TTL, no longer than
     /// the head, within the device's GSO limits, not to this host nor
-    /// multicast. Else gives it back. `link` gives the packet's link to
-    /// its owner (see [`TxSkb::send`]), asked only if it is chained.
-    pub(crate) fn push(
-        &mut self,
-        packet: TxSkb,
-        link: impl FnOnce() -> Arc<TxLink>,
-    ) -> core::result::Result<(), TxSkb> {
+    /// multicast. Else gives it back. A chained packet holds no link of
+    /// its own: the head's, given to [`TxChain::send`], stands for the
+    /// chain, which the stack queues, and the owner counts, as one skb
+    /// (the unit of a backlog and a qdisc).
+    pub(crate) fn push(&mut self, packet: TxSkb) -> core::result::Result<(), TxSkb> {
         let head = self.head.skb.as_ptr();
         // SAFETY: We own both skbs; the glue only reads them (it checks
         // that both were routed before it looks at their headers).
@@ -375,16 +373,13 @@ impl TxChain {
         }
         let bytes = packet.ip_len();
         let packet = core::mem::ManuallyDrop::new(packet);
-        let skb = packet.skb.as_ptr();
-        SENT_IN_FLIGHT.fetch_add(1, Ordering::SeqCst);
-        // SAFETY: We own `skb`, which has no destructor yet (never sent);
-        // the link reference goes to its destructor, as in `send`. Then
-        // the head takes it (it may follow, checked above) and `last` is
-        // our record of the chain's last packet; `packet` is not dropped.
+        // SAFETY: We own the packet's skb, which has no destructor (never
+        // sent) and may follow the head (checked above); the head takes
+        // it, and `last` is our record of the chain's last packet;
+        // `packet` is not dropped.
         unsafe {
-            bindings::rxe_net_skb_set_tx_owner(skb, Arc::into_raw(link()).cast_mut().cast());
-            bindings::rxe_net_tx_chain(head, &mut self.last, skb, self.head.ipv6);
-        }
+            bindings::rxe_net_tx_chain(head, &mut self.last, packet.skb.as_ptr(), self.head.ipv6)
+        };
         self.packets += 1;
         self.ip_bytes += bytes;
         Ok(())
@@ -400,8 +395,9 @@ impl TxChain {
         self.ip_bytes
     }
 
-    /// Hands the chain to the IP stack, as [`TxSkb::send`] a packet; every
-    /// chained packet keeps the link it was given when chained.
+    /// Hands the chain to the IP stack, as [`TxSkb::send`] a packet: the
+    /// chain keeps `link` until the stack frees its first packet (the
+    /// head; the others are freed with it or cut off before).
     pub(crate) fn send(self, link: Arc<TxLink>) -> Result {
         self.head.send(link)
     }
