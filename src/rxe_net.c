@@ -2,7 +2,8 @@
 /*
  * The network side of rdma_rxe's data path, in C: the UDP tunnel sockets,
  * building, routing and sending a RoCE packet (route lookup with a per-QP
- * dst_cache, UDP and IP headers, ip_local_out), the driver's loopback path
+ * dst_cache, UDP and IP headers, ip_local_out), packet chains (a run of
+ * routed packets sent as one UDP GSO skb), the driver's loopback path
  * for packets to this host, the destructor of sent packets, and preparing
  * a received datagram. See rxe_net.h.
  *
