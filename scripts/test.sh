@@ -339,11 +339,12 @@ torun=()
 if [ "$kernels" != prod ]; then
     for n in "${want[@]}"; do [[ $n != rust/* ]] || torun+=("$n"); done
 fi
-# The tests whose races need a second CPU (RXE_VM_SMP_TESTS, a regex on
+# The tests whose races need a second CPU, or that test spreading work
+# over two (RXE_VM_SMP_TESTS, a regex on
 # names) run in a guest of 2 vCPUs of their own, after the others (it
 # takes both cores): one-vCPU guests never run two contexts of the driver
 # at once. With one guest of 2 vCPUs anyway, they run in it.
-smp_pattern=${RXE_VM_SMP_TESTS:-'^(c|rust)/t_(last_ack|srq_race)$'}
+smp_pattern=${RXE_VM_SMP_TESTS:-'^(c|rust)/t_(last_ack|srq_race|spread)$'}
 smp_run=()
 if [ "${RXE_VM_GUESTS:-2}" -gt 1 ] || [ "${RXE_VM_CPUS:-2}" -lt 2 ]; then
     rest=()

@@ -78,6 +78,8 @@ fn create_root() {
         (c"rcvd_drop_bad_icrc", &drops.bad_icrc),
         (c"rcvd_drop_malformed", &drops.malformed),
         (c"rcvd_drop_not_resident", &drops.not_resident),
+        (c"rcvd_drop_backlog_full", &drops.backlog_full),
+        (c"rcvd_spread", &recv::SPREAD),
     ];
     let mut files = KVec::new();
     for (name, counter) in Iterator::chain(drop_counters.into_iter(), totals) {

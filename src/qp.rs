@@ -46,7 +46,7 @@ use crate::{
     sys::{
         bindings,
         queue::QueueBuf,
-        skb::{RouteCache, TxLink, TxOwner},
+        skb::{RouteCache, RxBacklog, TxLink, TxOwner},
         table::{Counted, UseCount},
         timer::{Timer, TimerHandler},
         work::{BhOff, TxWork, WorkHandler},
@@ -130,6 +130,18 @@ pub(crate) struct QpBody {
     /// Transmission stopped at [`TX_INFLIGHT_HIGH`]; the packet that brings
     /// `tx_inflight` below [`TX_INFLIGHT_LOW`] queues `tx_work`.
     pub(crate) tx_blocked: AtomicBool,
+    /// Received datagrams left for `rx_work` (receive spreading, see
+    /// `crate::recv`).
+    #[pin]
+    pub(crate) rx_backlog: RxBacklog,
+    /// Processes `rx_backlog` on the QP's receive CPU
+    /// ([`crate::sys::work::rx_cpu`]).
+    #[pin]
+    pub(crate) rx_work: TxWork,
+    /// Datagrams pushed to `rx_backlog` and not yet processed to the end:
+    /// while any is, the QP's later datagrams queue behind it, so they are
+    /// processed in the order they arrived.
+    pub(crate) rx_pending: AtomicU32,
 }
 
 /// Skbs of a QP in flight at which its requester stops transmitting (a
@@ -416,6 +428,9 @@ pub(crate) fn create(
         tx_inflight: AtomicU32::new(0),
         tx_link,
         tx_blocked: AtomicBool::new(false),
+        rx_backlog <- RxBacklog::new(),
+        rx_work <- TxWork::new::<RxeQp, RX_WORK>(),
+        rx_pending: AtomicU32::new(0),
     });
     Ok((qpn, caps, body))
 }
@@ -458,7 +473,12 @@ pub(crate) fn destroy(rxe: &RxeDevice, qp: &RxeQp) {
     qp.body.retry_timer.shutdown();
     qp.body.rnr_timer.shutdown();
     qp.body.tx_work.disable();
+    qp.body.rx_work.disable();
     qp.body.uses.drain();
+    // What the receive path left for the disabled receive work goes unread,
+    // as if lost on the way.
+    let unread = qp.body.rx_backlog.purge();
+    crate::recv::backlog_done(qp, unread);
     // Nothing else touches the QP now. The ACKs it owes go out (the
     // transmit work may have been disabled before it sent them): a peer
     // whose last message we received must learn it, or its send never
@@ -594,7 +614,11 @@ const RNR_TIMER: u64 = 1;
 
 crate::impl_has_timer!(RxeQp, RETRY_TIMER, body.retry_timer);
 crate::impl_has_timer!(RxeQp, RNR_TIMER, body.rnr_timer);
+/// The work id of a QP's receive work (its transmit work is 0).
+const RX_WORK: u64 = 1;
+
 crate::impl_has_tx_work!(RxeQp, 0, body.tx_work);
+crate::impl_has_tx_work!(RxeQp, RX_WORK, body.rx_work);
 
 impl RxeQp {
     /// A requester timer fired (softirq): hands it to the completer if the
@@ -636,6 +660,14 @@ impl WorkHandler for RxeQp {
                 crate::rc::transmit(rxe, self, ndev);
             }
         });
+    }
+}
+
+/// The receive work (process context, on the QP's receive CPU) processes
+/// the QP's backlog with bottom halves off, as the softirq it left would.
+impl WorkHandler<RX_WORK> for RxeQp {
+    fn run(&self) {
+        crate::recv::process_backlog(self);
     }
 }
 

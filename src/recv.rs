@@ -5,6 +5,17 @@
 //! checked (framing, ICRC), its device and QP are found, and the QP's data
 //! path decides on it before this returns. Fault rules (crate::fault) may
 //! drop, duplicate or hold it back first.
+//!
+//! Receive spreading: a connected QP's packets all leave from its transmit
+//! CPU, and a local peer's are received there too (a veth delivers on the
+//! sending CPU), so one stream would build, check and place every byte on
+//! one CPU. A datagram that carries payload to an RC or UC QP, arriving
+//! on another CPU than the QP's receive CPU, is instead left in the QP's
+//! backlog for its receive work there, which checks and places it; once
+//! one is, the QP's later datagrams queue behind it until the backlog is
+//! empty, so the QP sees them in the order they arrived. Small packets
+//! (ACKs, requests without payload) to a QP with an empty backlog stay
+//! here: moving them would only add a hop to their latency.
 
 use crate::{
     counters::Counter,
@@ -16,13 +27,49 @@ use crate::{
         packet::Packet,
         qp_attr::Network,
     },
+    qp::RxeQp,
     rc::wire::KernelCrc32,
     sys::{
         net::NetDevice,
         skb::{RxDatagram, RxHandler},
+        table::TableRef,
+        work::{rx_cpu, this_cpu, with_bh_off},
     },
 };
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+/// Smallest RoCE packet (headers, payload and ICRC) that receive spreading
+/// moves to the QP's receive CPU while its backlog is empty: a data packet
+/// whose check and copy outweigh the hop.
+const SPREAD_MIN_BYTES: usize = 512;
+
+/// Most datagrams a QP's backlog holds; one more is dropped (counted) and
+/// recovered by its sender as a loss, as a full network backlog would be.
+const BACKLOG_MAX: u32 = 1024;
+
+/// Most datagrams the receive work processes in one run before it queues
+/// itself again, letting the CPU's other work in.
+const BACKLOG_BUDGET: u32 = 64;
+
+/// Datagrams left to a QP's receive work on another CPU (module-wide,
+/// `rdma_rxe/rcvd_spread` in debugfs).
+pub(crate) static SPREAD: AtomicU64 = AtomicU64::new(0);
+
+/// Datagrams in receive backlogs, all QPs together, not yet processed.
+static BACKLOG_WAITING: AtomicU32 = AtomicU32::new(0);
+
+/// How many received datagrams wait in this host's receive backlogs. A
+/// requester whose retry timer expires counts them among its packets not
+/// yet through this host: the ACK a local peer owes may be behind them.
+pub(crate) fn backlog_waiting() -> u32 {
+    BACKLOG_WAITING.load(Ordering::SeqCst)
+}
+
+/// `n` datagrams left a backlog (processed or purged).
+pub(crate) fn backlog_done(qp: &RxeQp, n: u32) {
+    qp.body.rx_pending.fetch_sub(n, Ordering::SeqCst);
+    BACKLOG_WAITING.fetch_sub(n, Ordering::SeqCst);
+}
 
 /// Datagrams dropped on receive, by reason (module-wide, shown by
 /// crate::debugfs as `rdma_rxe/rcvd_drop_*`; the device's 17 counters are
@@ -41,6 +88,8 @@ pub(crate) struct Drops {
     /// A UD datagram whose receive buffer is in an on-demand-paging region
     /// whose pages were out (see `crate::odp`).
     pub(crate) not_resident: AtomicU64,
+    /// A datagram for a QP whose receive backlog was full.
+    pub(crate) backlog_full: AtomicU64,
 }
 
 /// The receive path's drop counters.
@@ -50,6 +99,7 @@ pub(crate) static DROPS: Drops = Drops {
     bad_icrc: AtomicU64::new(0),
     malformed: AtomicU64::new(0),
     not_resident: AtomicU64::new(0),
+    backlog_full: AtomicU64::new(0),
 };
 
 fn count(counter: &AtomicU64) {
@@ -67,7 +117,7 @@ impl RxHandler for Receiver {
 
 fn take(datagram: Option<RxDatagram<'_>>) {
     match datagram {
-        Some(datagram) => receive(&datagram),
+        Some(datagram) => receive(datagram),
         None => count(&DROPS.malformed),
     }
 }
@@ -93,42 +143,119 @@ fn addresses(ip: &IpHeader<'_>) -> ([u8; 16], [u8; 16]) {
     (src, dst)
 }
 
-fn receive(d: &RxDatagram<'_>) {
+fn receive(d: RxDatagram<'_>) {
     let Some(rxe) = crate::ib::Device::<crate::driver::Rxe>::of_netdev(d.ndev()) else {
         count(&DROPS.no_port);
         return;
     };
-    let (ip, udp, roce) = (d.ip(), d.udp(), d.payload());
     let Some(faults) = rxe.active_faults() else {
-        deliver(&rxe, d.ndev(), ip, udp, roce);
+        if let Some((d, qp)) = spread(&rxe, d) {
+            deliver(&rxe, d.ndev(), d.ip(), d.udp(), d.payload(), qp.as_deref());
+        }
         return;
     };
+    let (ip, udp, roce) = (d.ip(), d.udp(), d.payload());
     match faults.decide(Direction::Rx, roce) {
         Some(FaultAction::Drop) => {}
         Some(FaultAction::Duplicate) => {
-            deliver(&rxe, d.ndev(), ip, udp, roce);
-            deliver(&rxe, d.ndev(), ip, udp, roce);
+            deliver(&rxe, d.ndev(), ip, udp, roce, None);
+            deliver(&rxe, d.ndev(), ip, udp, roce, None);
         }
         Some(FaultAction::Delay(packets)) => {
             if faults.hold(ip, udp, roce, packets) {
                 // Held: it has not passed yet, so it moves nothing on.
                 return;
             }
-            deliver(&rxe, d.ndev(), ip, udp, roce);
+            deliver(&rxe, d.ndev(), ip, udp, roce, None);
         }
         // `decide` never answers `nomem` (a build-time rule, dir=tx only).
-        Some(FaultAction::NoMem) | None => deliver(&rxe, d.ndev(), ip, udp, roce),
+        Some(FaultAction::NoMem) | None => deliver(&rxe, d.ndev(), ip, udp, roce, None),
     }
     faults.received_one(|held| {
         if let Some((ip, udp, roce)) = held.parts() {
-            deliver(&rxe, d.ndev(), ip, udp, roce);
+            deliver(&rxe, d.ndev(), ip, udp, roce, None);
         }
     });
 }
 
+/// Leaves `d` to its QP's receive work, on the QP's receive CPU, if it
+/// carries payload to an RC or UC QP and arrived elsewhere, or if the QP's
+/// backlog holds datagrams still (see the module's comment); else gives it
+/// back, to be processed here, with its QP if this found it. Not for the
+/// loopback path's packets, and off with the `rx_spread` parameter.
+fn spread<'a>(
+    rxe: &RxeDevice,
+    d: RxDatagram<'a>,
+) -> Option<(RxDatagram<'a>, Option<TableRef<RxeQp>>)> {
+    if d.is_loopback() || !crate::module_parameters::rx_spread.value() {
+        return Some((d, None));
+    }
+    let roce = d.payload();
+    // The BTH's opcode (its top three bits the transport: 0 RC, 1 UC) and
+    // destination QP; anything else is the normal path's to judge.
+    let (Some(&opcode), Some(&[q0, q1, q2])) = (roce.first(), roce.get(5..8)) else {
+        return Some((d, None));
+    };
+    if opcode >> 5 > 1 {
+        return Some((d, None));
+    }
+    let Some(qp) = rxe.qps.lookup(u32::from_be_bytes([0, q0, q1, q2])) else {
+        return Some((d, None));
+    };
+    let body = &qp.body;
+    if !body.qp_type.is_connected() {
+        return Some((d, Some(qp)));
+    }
+    let cpu = rx_cpu(body.tx_key());
+    let pending = body.rx_pending.load(Ordering::SeqCst);
+    if pending == 0 && (roce.len() < SPREAD_MIN_BYTES || cpu == this_cpu()) {
+        return Some((d, Some(qp)));
+    }
+    if pending >= BACKLOG_MAX {
+        count(&DROPS.backlog_full);
+        return None;
+    }
+    body.rx_pending.fetch_add(1, Ordering::SeqCst);
+    BACKLOG_WAITING.fetch_add(1, Ordering::SeqCst);
+    body.rx_backlog.push(d);
+    count(&SPREAD);
+    body.rx_work.queue_on_highpri(cpu);
+    None
+}
+
+/// The QP's receive work: processes what its backlog holds, oldest first,
+/// each datagram with bottom halves off as in the softirq it came from.
+pub(crate) fn process_backlog(qp: &RxeQp) {
+    let rxe = qp.ibqp.device();
+    for _ in 0..BACKLOG_BUDGET {
+        let Some(queued) = qp.body.rx_backlog.pop() else {
+            return;
+        };
+        with_bh_off(|bh| {
+            if let Some(ndev) = rxe.ib.netdev_bh(bh) {
+                let (ip, udp, roce) = queued.parts();
+                deliver(rxe, ndev, ip, &udp, roce, Some(qp));
+            }
+        });
+        drop(queued);
+        // Only now may the QP's next datagram be processed elsewhere.
+        backlog_done(qp, 1);
+    }
+    // More than a budget's worth: the rest in the next run.
+    qp.body.rx_work.queue_on_highpri(this_cpu());
+}
+
 /// Checks and processes one RoCE packet received on `ndev`, the port of
-/// `rxe`: its IP header, UDP header and the packet itself.
-fn deliver(rxe: &RxeDevice, ndev: &NetDevice, ip: &[u8], udp: &[u8; 8], roce: &[u8]) {
+/// `rxe`: its IP header, UDP header and the packet itself. `known` is the
+/// QP its destination QP number names, if the caller found it already.
+fn deliver(
+    rxe: &RxeDevice,
+    ndev: &NetDevice,
+    ip: &[u8],
+    udp: &[u8; 8],
+    roce: &[u8],
+    known: Option<&RxeQp>,
+) {
     let (Ok(pkt), Ok(iph)) = (Packet::parse(roce), IpHeader::from_slice(ip)) else {
         count(&DROPS.malformed);
         return;
@@ -170,13 +297,21 @@ fn deliver(rxe: &RxeDevice, ndev: &NetDevice, ip: &[u8], udp: &[u8; 8], roce: &[
         }
         return;
     }
-    let Some(qp) = rxe.qps.lookup(pkt.dest_qp()) else {
-        count(&DROPS.no_qp);
-        return;
+    let found;
+    let qp = match known {
+        Some(qp) => qp,
+        None => {
+            let Some(qp) = rxe.qps.lookup(pkt.dest_qp()) else {
+                count(&DROPS.no_qp);
+                return;
+            };
+            found = qp;
+            &*found
+        }
     };
     rxe.counters.inc(Counter::RcvdPkts);
     rxe.counters.add(Counter::RcvdBytes, bytes);
-    crate::rc::receive(rxe, &qp, ndev, &pkt, &from);
+    crate::rc::receive(rxe, qp, ndev, &pkt, &from);
 }
 
 /// Number of datagrams received and dropped, for any reason.
@@ -187,6 +322,7 @@ pub(crate) fn dropped() -> u64 {
         &DROPS.bad_icrc,
         &DROPS.malformed,
         &DROPS.not_resident,
+        &DROPS.backlog_full,
     ]
     .iter()
     .map(|c| c.load(Ordering::Relaxed))

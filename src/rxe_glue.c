@@ -273,16 +273,29 @@ int rxe_glue_gid_attr_network_type(const struct ib_gid_attr *attr)
 }
 
 static struct workqueue_struct *rxe_glue_tx_wq;
+static struct workqueue_struct *rxe_glue_rx_wq;
 
 int rxe_glue_tx_wq_init(void)
 {
 	/* Bound (per-CPU): a QP's work runs on the CPU it was queued on. */
 	rxe_glue_tx_wq = alloc_workqueue("rxe_tx", WQ_PERCPU | WQ_MEM_RECLAIM, 0);
-	return rxe_glue_tx_wq ? 0 : -ENOMEM;
+	if (!rxe_glue_tx_wq)
+		return -ENOMEM;
+	/*
+	 * Receive work does what the softirq it left would have done: high
+	 * priority, so a task polling its CQ on that CPU does not starve it.
+	 */
+	rxe_glue_rx_wq = alloc_workqueue("rxe_rx", WQ_PERCPU | WQ_MEM_RECLAIM | WQ_HIGHPRI, 0);
+	if (!rxe_glue_rx_wq) {
+		destroy_workqueue(rxe_glue_tx_wq);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 void rxe_glue_tx_wq_exit(void)
 {
+	destroy_workqueue(rxe_glue_rx_wq);
 	destroy_workqueue(rxe_glue_tx_wq);
 }
 
@@ -294,6 +307,11 @@ void rxe_glue_work_init(struct work_struct *work, void (*fn)(struct work_struct 
 void rxe_glue_tx_work_queue_on(int cpu, struct work_struct *work)
 {
 	queue_work_on(cpu, rxe_glue_tx_wq, work);
+}
+
+void rxe_glue_rx_work_queue_on(int cpu, struct work_struct *work)
+{
+	queue_work_on(cpu, rxe_glue_rx_wq, work);
 }
 
 void rxe_glue_work_queue_unbound(struct work_struct *work)

@@ -140,13 +140,16 @@ void rxe_glue_work_queue_unbound(struct work_struct *work);
 /*
  * The driver's transmit workqueue: per-CPU, normal priority, process
  * context (as rxe's rxe_wq), so that a long reply shares its CPU with the
- * tasks there instead of running in softirq. Created at module init,
- * destroyed at exit once no work item can be queued.
+ * tasks there instead of running in softirq; and its receive workqueue,
+ * per-CPU and high priority, for what the receive softirq hands to another
+ * CPU. Both created at module init, destroyed at exit once no work item
+ * can be queued.
  */
 int rxe_glue_tx_wq_init(void);
 void rxe_glue_tx_wq_exit(void);
 void rxe_glue_work_init(struct work_struct *work, void (*fn)(struct work_struct *));
 void rxe_glue_tx_work_queue_on(int cpu, struct work_struct *work);
+void rxe_glue_rx_work_queue_on(int cpu, struct work_struct *work);
 void rxe_glue_work_disable_sync(struct work_struct *work);
 /* The online CPU a QP with this key transmits from; the current CPU. */
 int rxe_glue_tx_cpu(u32 key);

@@ -453,6 +453,43 @@ int rxe_net_tx_send(struct sk_buff *skb, bool ipv6)
 	return err > 0 ? -ENOBUFS : err;
 }
 
+void rxe_net_rx_backlog_init(struct sk_buff_head *backlog)
+{
+	skb_queue_head_init(backlog);
+}
+
+void rxe_net_rx_backlog_push(struct sk_buff_head *backlog, struct sk_buff *skb)
+{
+	skb_queue_tail(backlog, skb);
+}
+
+struct sk_buff *rxe_net_rx_backlog_pop(struct sk_buff_head *backlog)
+{
+	return skb_dequeue(backlog);
+}
+
+unsigned int rxe_net_rx_backlog_purge(struct sk_buff_head *backlog)
+{
+	unsigned int n = 0;
+	struct sk_buff *skb;
+
+	while ((skb = skb_dequeue(backlog))) {
+		kfree_skb(skb);
+		n++;
+	}
+	return n;
+}
+
+void rxe_net_rx_parts(struct sk_buff *skb, u8 **iph, unsigned int *iph_len, u8 **udph,
+		      u8 **payload, unsigned int *payload_len)
+{
+	*iph = skb_network_header(skb);
+	*iph_len = skb_transport_header(skb) - skb_network_header(skb);
+	*udph = skb->data;
+	*payload = skb->data + sizeof(struct udphdr);
+	*payload_len = skb->len - sizeof(struct udphdr);
+}
+
 struct net_device *rxe_net_rx_prepare(struct sk_buff *skb, bool loopback, u8 **iph,
 				       unsigned int *iph_len, u8 **udph, u8 **payload,
 				       unsigned int *payload_len)

@@ -104,6 +104,19 @@ struct net_device *rxe_net_rx_prepare(struct sk_buff *skb, bool loopback, u8 **i
 				       unsigned int *payload_len);
 
 /*
+ * A QP's receive backlog: datagrams rxe_net_rx_prepare() accepted that the
+ * QP processes later, from work on another CPU (receive spreading). The
+ * queue owns them; rxe_net_rx_parts() finds a queued datagram's headers
+ * again (it is linear, as prepared). Any context but hard IRQ.
+ */
+void rxe_net_rx_backlog_init(struct sk_buff_head *backlog);
+void rxe_net_rx_backlog_push(struct sk_buff_head *backlog, struct sk_buff *skb);
+struct sk_buff *rxe_net_rx_backlog_pop(struct sk_buff_head *backlog);
+unsigned int rxe_net_rx_backlog_purge(struct sk_buff_head *backlog);
+void rxe_net_rx_parts(struct sk_buff *skb, u8 **iph, unsigned int *iph_len, u8 **udph,
+		      u8 **payload, unsigned int *payload_len);
+
+/*
  * Sent packets: rxe_net_skb_set_tx_owner() takes a reference on this
  * module and makes the skb's destructor call @done (set once, at module
  * init, by rxe_net_tx_init()) with @arg, then drop the reference: the

@@ -107,9 +107,11 @@ pub(crate) enum TimerKind {
 ///
 /// Before a retry timer expiry the requester learns how many of the QP's
 /// packets have not yet left this host (still in the loopback queue, a
-/// local receiver's backlog, or the device's queue: its in-flight count):
-/// no acknowledgement can have come for them, and it puts the expiry off
-/// rather than resend (`RequesterEvent::LocalQueue`).
+/// local receiver's backlog, or the device's queue: its in-flight count),
+/// plus the datagrams waiting in this host's receive backlogs (a local
+/// peer's ACK may be behind them): no acknowledgement can have come for
+/// them, and it puts the expiry off rather than resend
+/// (`RequesterEvent::LocalQueue`).
 ///
 /// The expiry only decides (go back, probe, fail); the packets it calls
 /// for are built by the QP's transmit work, in a task. Built here, a
@@ -127,7 +129,8 @@ pub(crate) fn timer_expired(rxe: &RxeDevice, qp: &RxeQp, ndev: &NetDevice, kind:
                 let packets = qp
                     .body
                     .tx_inflight
-                    .load(core::sync::atomic::Ordering::SeqCst);
+                    .load(core::sync::atomic::Ordering::SeqCst)
+                    .saturating_add(crate::recv::backlog_waiting());
                 let event = RequesterEvent::LocalQueue { packets };
                 send::step(rxe, qp, inner, ndev, &mut out, event, None);
             }

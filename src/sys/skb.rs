@@ -2,7 +2,8 @@
 
 //! Socket buffers on the RoCE data path: an outgoing packet built in place
 //! and sent through the IP stack ([`TxSkb`]), and a received UDP datagram
-//! borrowed by the encapsulation callback ([`RxDatagram`]).
+//! borrowed by the encapsulation callback ([`RxDatagram`]), or kept in a
+//! QP's backlog to be processed on another CPU ([`RxBacklog`]).
 
 use super::{bindings, net::NetDevice};
 use core::{
@@ -13,6 +14,7 @@ use kernel::{
     new_spinlock_irq,
     prelude::*,
     sync::{Arc, SpinLockIrq},
+    types::Opaque,
 };
 
 /// The sender of packets, told when the stack frees each of them.
@@ -562,6 +564,7 @@ pub(crate) struct RxDatagram<'a> {
     ip: &'a [u8],
     udp: [u8; 8],
     payload: &'a [u8],
+    loopback: bool,
 }
 
 impl<'a> RxDatagram<'a> {
@@ -614,6 +617,7 @@ impl<'a> RxDatagram<'a> {
                 ip: core::slice::from_raw_parts(iph, iph_len as usize),
                 udp,
                 payload: core::slice::from_raw_parts(payload, payload_len as usize),
+                loopback,
             })
         }
     }
@@ -639,9 +643,131 @@ impl RxDatagram<'_> {
     pub(crate) fn payload(&self) -> &[u8] {
         self.payload
     }
+
+    /// Whether it came through the driver's loopback path.
+    pub(crate) fn is_loopback(&self) -> bool {
+        self.loopback
+    }
 }
 
 impl Drop for RxDatagram<'_> {
+    fn drop(&mut self) {
+        // SAFETY: We own the skb; nothing borrows its data any more.
+        unsafe { bindings::rxe_glue_kfree_skb(self.skb.as_ptr()) };
+    }
+}
+
+/// A QP's receive backlog: received datagrams that the QP processes later,
+/// in its own work on another CPU than the one they arrived on (receive
+/// spreading, `crate::recv`), in the order they were pushed. Drops what
+/// it still holds when it goes.
+///
+/// # Invariants
+///
+/// `head` was set up by `rxe_net_rx_backlog_init` and holds only skbs
+/// that [`RxDatagram::take`] prepared (linear, headers checked).
+#[pin_data(PinnedDrop)]
+pub(crate) struct RxBacklog {
+    #[pin]
+    head: Opaque<bindings::sk_buff_head>,
+}
+
+// SAFETY: `sk_buff_head` has its own lock, taken by every operation.
+unsafe impl Send for RxBacklog {}
+// SAFETY: As above.
+unsafe impl Sync for RxBacklog {}
+
+impl RxBacklog {
+    /// An empty backlog.
+    pub(crate) fn new() -> impl PinInit<Self> {
+        pin_init!(RxBacklog {
+            // SAFETY: `slot` is valid memory for an sk_buff_head that is
+            // never moved (pinned), set up exactly once here.
+            head <- Opaque::ffi_init(|slot| unsafe { bindings::rxe_net_rx_backlog_init(slot) }),
+        })
+    }
+
+    /// Queues `datagram` at the tail; the backlog owns it from now on.
+    pub(crate) fn push(&self, datagram: RxDatagram<'_>) {
+        let datagram = core::mem::ManuallyDrop::new(datagram);
+        // SAFETY: The head is set up (invariant); the skb is ours (the
+        // datagram's), prepared by `take`, and not freed by the datagram
+        // (`ManuallyDrop`): the queue takes it over.
+        unsafe { bindings::rxe_net_rx_backlog_push(self.head.get(), datagram.skb.as_ptr()) };
+    }
+
+    /// The oldest datagram, taken off the backlog.
+    pub(crate) fn pop(&self) -> Option<RxQueued> {
+        // SAFETY: The head is set up (invariant).
+        let skb = NonNull::new(unsafe { bindings::rxe_net_rx_backlog_pop(self.head.get()) })?;
+        Some(RxQueued { skb })
+    }
+
+    /// Frees every datagram the backlog holds; returns how many.
+    pub(crate) fn purge(&self) -> u32 {
+        // SAFETY: The head is set up (invariant).
+        unsafe { bindings::rxe_net_rx_backlog_purge(self.head.get()) }
+    }
+}
+
+#[pinned_drop]
+impl PinnedDrop for RxBacklog {
+    fn drop(self: Pin<&mut Self>) {
+        self.purge();
+    }
+}
+
+/// A datagram taken off an [`RxBacklog`], owned until dropped.
+///
+/// # Invariants
+///
+/// `skb` is an skb we own that [`RxDatagram::take`] prepared: linear, its
+/// network header before its transport header, `data` at the UDP header,
+/// at least a UDP header long.
+pub(crate) struct RxQueued {
+    skb: NonNull<bindings::sk_buff>,
+}
+
+// SAFETY: An owned skb may be freed and read on any CPU.
+unsafe impl Send for RxQueued {}
+
+impl RxQueued {
+    /// The IP header, the UDP header and the UDP payload (the RoCE packet).
+    pub(crate) fn parts(&self) -> (&[u8], [u8; 8], &[u8]) {
+        let (mut iph, mut iph_len, mut udph, mut payload, mut payload_len) = (
+            core::ptr::null_mut(),
+            0u32,
+            core::ptr::null_mut(),
+            core::ptr::null_mut(),
+            0u32,
+        );
+        // SAFETY: We own the skb (invariant); the out-pointers are valid.
+        unsafe {
+            bindings::rxe_net_rx_parts(
+                self.skb.as_ptr(),
+                &mut iph,
+                &mut iph_len,
+                &mut udph,
+                &mut payload,
+                &mut payload_len,
+            )
+        };
+        let mut udp = [0u8; 8];
+        // SAFETY: The pointers are into the linear data of the skb we own
+        // (invariant: prepared, so at least a UDP header), with these
+        // lengths, and live as long as `self`.
+        unsafe {
+            core::ptr::copy_nonoverlapping(udph, udp.as_mut_ptr(), 8);
+            (
+                core::slice::from_raw_parts(iph, iph_len as usize),
+                udp,
+                core::slice::from_raw_parts(payload, payload_len as usize),
+            )
+        }
+    }
+}
+
+impl Drop for RxQueued {
     fn drop(&mut self) {
         // SAFETY: We own the skb; nothing borrows its data any more.
         unsafe { bindings::rxe_glue_kfree_skb(self.skb.as_ptr()) };

@@ -177,6 +177,13 @@ impl TxWork {
         unsafe { bindings::rxe_glue_tx_work_queue_on(cpu as i32, self.as_ptr()) };
     }
 
+    /// Queues the work on `cpu` on the high-priority receive workqueue,
+    /// for work a softirq handed over (see [`TxWork::queue_on`]).
+    pub(crate) fn queue_on_highpri(&self, cpu: u32) {
+        // SAFETY: Set up by the type invariant.
+        unsafe { bindings::rxe_glue_rx_work_queue_on(cpu as i32, self.as_ptr()) };
+    }
+
     /// Queues the work on the kernel's unbound workqueue (any CPU; for
     /// work that sleeps, such as bringing pages in) unless it is queued
     /// already. Any context but hard IRQ; a no-op once disabled.
@@ -206,6 +213,14 @@ impl PinnedDrop for TxWork {
 pub(crate) fn tx_cpu(key: u32) -> u32 {
     // SAFETY: Reads the online mask; no requirements.
     unsafe { bindings::rxe_glue_tx_cpu(key) as u32 }
+}
+
+/// The online CPU that processes received data for `key` when the receive
+/// path spreads it (`crate::recv`): the one after [`tx_cpu`]'s, so that a
+/// stream's packets are built on one CPU and placed on another; the same
+/// CPU on a single-CPU machine.
+pub(crate) fn rx_cpu(key: u32) -> u32 {
+    tx_cpu(key.wrapping_add(1))
 }
 
 /// The current CPU (stable while bottom halves are off, as under a QP lock).

@@ -1,0 +1,98 @@
+# Receive spreading (issue 16): a datagram carrying payload to an RC QP
+# that arrives on another CPU than the QP's receive CPU is left to the
+# QP's receive work there, and the QP's later datagrams queue behind it.
+# Between two namespaces (a veth delivers on the sending CPU, the QP's
+# transmit CPU, never its receive CPU), ibv_rc_pingpong -c moves 64 KiB
+# SENDs (data checked) and ib_read_bw 64 KiB READs (the replies are
+# spread at the requester) and ib_write_bw 64 KiB WRITEs with two QPs.
+# Each must pass its buffer check; rdma_rxe/rcvd_spread must count at
+# least the data packets of the transfers (SEND and READ reply packets at
+# path MTU 1024); every packet either side sent is received and counted
+# by the other, with no sequence error (what a datagram processed out of
+# its QP's order causes) and no backlog overflow. Then with
+# rx_spread=0 nothing is spread.
+#
+# Needs two vCPUs (one CPU is every QP's receive CPU: nothing to spread).
+# The C driver processes each QP's packets in one task: not run.
+. "$(dirname "$0")/lib.sh"
+
+if [ "$RXE_DRIVER" = c ]; then
+    note "C driver: no receive spreading, not run"
+    exit 0
+fi
+[ "$(nproc)" -ge 2 ] || fail "needs two CPUs, the guest has $(nproc)"
+command -v ibv_rc_pingpong >/dev/null || fail "ibverbs-utils missing"
+command -v ib_read_bw >/dev/null || fail "perftest missing"
+
+counter() { cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2"; }
+debug() { cat "/sys/kernel/debug/rdma_rxe/$1"; }
+port=18700
+
+# pair NAME SERVER-ARGS -- CLIENT-ARGS: the server in "peer" on rxe1, the
+# client here on rxe0; both must exit 0 within 300 s.
+pair() {
+    local name=$1; shift
+    local server=() client=()
+    while [ "$1" != -- ]; do server+=("$1"); shift; done; shift
+    client=("$@")
+    ip netns exec peer timeout -k 5 300 "${server[@]}" > "/tmp/spread-$name.server" 2>&1 &
+    local spid=$!
+    sleep 3
+    local ok=0
+    for _ in 1 2 3 4 5; do
+        timeout -k 5 300 "${client[@]}" > "/tmp/spread-$name.client" 2>&1 && { ok=1; break; }
+        grep -q "Couldn't connect\|Unable to init the socket" "/tmp/spread-$name.client" || break
+        sleep 3
+    done
+    wait "$spid"; local src=$?
+    [ $ok = 1 ] || { tail -5 "/tmp/spread-$name.client"; fail "$name: client failed"; }
+    [ $src = 0 ] || { tail -5 "/tmp/spread-$name.server"; fail "$name: server exit $src"; }
+    ! grep -Eqi "invalid data|data mismatch" "/tmp/spread-$name.server" "/tmp/spread-$name.client" ||
+        fail "$name: buffer check reported invalid data"
+    port=$((port + 1))
+}
+
+# traffic LABEL: the three transfers; sets spread (datagrams spread
+# meanwhile) and data (SEND and READ reply packets: 64 per message);
+# checks counts and errors.
+traffic() {
+    local label=$1 s0 r0 rs0 rr0 d0 f0 e0 e1
+    s0=$(counter rxe0 sent_pkts); r0=$(counter rxe1 rcvd_pkts)
+    rs0=$(counter rxe1 sent_pkts); rr0=$(counter rxe0 rcvd_pkts)
+    d0=$(debug rcvd_spread); f0=$(debug rcvd_drop_backlog_full)
+    e0=$(counter rxe0 rcvd_seq_err); e1=$(counter rxe1 rcvd_seq_err)
+    pair "$label-pingpong" ibv_rc_pingpong -d rxe1 -g "$g1" -p "$port" -c -s 65536 -m 1024 -n 16 -- \
+        ibv_rc_pingpong -d rxe0 -g "$g0" -p "$port" -c -s 65536 -m 1024 -n 16 10.0.0.2
+    pair "$label-read" ib_read_bw -d rxe1 -x "$g1" -p "$port" -F -s 65536 -n 32 -m 1024 -- \
+        ib_read_bw -d rxe0 -x "$g0" -p "$port" -F -s 65536 -n 32 -m 1024 10.0.0.2
+    pair "$label-write" ib_write_bw -d rxe1 -x "$g1" -p "$port" -F -s 65536 -n 32 -m 1024 -q 2 -- \
+        ib_write_bw -d rxe0 -x "$g0" -p "$port" -F -s 65536 -n 32 -m 1024 -q 2 10.0.0.2
+    local sent rcvd r_sent r_rcvd
+    sent=$(( $(counter rxe0 sent_pkts) - s0 )); rcvd=$(( $(counter rxe1 rcvd_pkts) - r0 ))
+    r_sent=$(( $(counter rxe1 sent_pkts) - rs0 )); r_rcvd=$(( $(counter rxe0 rcvd_pkts) - rr0 ))
+    spread=$(( $(debug rcvd_spread) - d0 ))
+    # pingpong: 16 round trips of 64 packets each way; read: 32 x 64.
+    data=$(( 16 * 2 * 64 + 32 * 64 ))
+    note "$label: rxe0 sent $sent packets, rxe1 received $rcvd; rxe1 sent $r_sent," \
+        "rxe0 received $r_rcvd; $spread spread"
+    [ "$rcvd" = "$sent" ] || fail "$label: rxe0 sent $sent packets, rxe1 received $rcvd"
+    [ "$r_rcvd" = "$r_sent" ] || fail "$label: rxe1 sent $r_sent packets, rxe0 received $r_rcvd"
+    [ "$(counter rxe0 rcvd_seq_err)" = "$e0" ] && [ "$(counter rxe1 rcvd_seq_err)" = "$e1" ] ||
+        fail "$label: sequence errors: datagrams processed out of order"
+    [ "$(debug rcvd_drop_backlog_full)" = "$f0" ] || fail "$label: a receive backlog overflowed"
+}
+
+rxe_load || fail "modprobe"
+two_namespaces || fail "two-namespace set-up"
+traffic spread
+[ "$spread" -ge "$data" ] || fail "only $spread of at least $data data packets spread"
+two_namespaces_down
+rxe_unload || fail "unload"
+
+modprobe rdma_rxe rx_spread=0 || fail "modprobe rx_spread=0"
+two_namespaces || fail "two-namespace set-up"
+traffic unspread
+[ "$spread" = 0 ] || fail "rx_spread=0: $spread datagrams spread"
+two_namespaces_down
+rxe_unload || fail "unload"
+echo "PASS"
