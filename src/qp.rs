@@ -130,6 +130,11 @@ pub(crate) struct QpBody {
     /// Transmission stopped at [`TX_INFLIGHT_HIGH`]; the packet that brings
     /// `tx_inflight` below [`TX_INFLIGHT_LOW`] queues `tx_work`.
     pub(crate) tx_blocked: AtomicBool,
+    /// Transmits for the QP on its transmit CPU, as `tx_work` does, when
+    /// the receive path asks from another CPU (high priority; see
+    /// [`crate::rc::transmit_or_kick`]).
+    #[pin]
+    pub(crate) reply_work: TxWork,
     /// Received datagrams left for `rx_work` (receive spreading, see
     /// `crate::recv`).
     #[pin]
@@ -142,6 +147,9 @@ pub(crate) struct QpBody {
     /// while any is, the QP's later datagrams queue behind it, so they are
     /// processed in the order they arrived.
     pub(crate) rx_pending: AtomicU32,
+    /// Payload packets of the current message the receive path has seen
+    /// while the backlog was empty (see `crate::recv`).
+    pub(crate) rx_run: AtomicU32,
 }
 
 /// Skbs of a QP in flight at which its requester stops transmitting (a
@@ -428,9 +436,11 @@ pub(crate) fn create(
         tx_inflight: AtomicU32::new(0),
         tx_link,
         tx_blocked: AtomicBool::new(false),
+        reply_work <- TxWork::new::<RxeQp, REPLY_WORK>(),
         rx_backlog <- RxBacklog::new(),
         rx_work <- TxWork::new::<RxeQp, RX_WORK>(),
         rx_pending: AtomicU32::new(0),
+        rx_run: AtomicU32::new(0),
     });
     Ok((qpn, caps, body))
 }
@@ -473,6 +483,7 @@ pub(crate) fn destroy(rxe: &RxeDevice, qp: &RxeQp) {
     qp.body.retry_timer.shutdown();
     qp.body.rnr_timer.shutdown();
     qp.body.tx_work.disable();
+    qp.body.reply_work.disable();
     qp.body.rx_work.disable();
     qp.body.uses.drain();
     // What the receive path left for the disabled receive work goes unread,
@@ -616,9 +627,12 @@ crate::impl_has_timer!(RxeQp, RETRY_TIMER, body.retry_timer);
 crate::impl_has_timer!(RxeQp, RNR_TIMER, body.rnr_timer);
 /// The work id of a QP's receive work (its transmit work is 0).
 const RX_WORK: u64 = 1;
+/// The work id of a QP's reply work.
+const REPLY_WORK: u64 = 2;
 
 crate::impl_has_tx_work!(RxeQp, 0, body.tx_work);
 crate::impl_has_tx_work!(RxeQp, RX_WORK, body.rx_work);
+crate::impl_has_tx_work!(RxeQp, REPLY_WORK, body.reply_work);
 
 impl RxeQp {
     /// A requester timer fired (softirq): hands it to the completer if the
@@ -650,16 +664,29 @@ impl TimerHandler<RNR_TIMER> for RxeQp {
     }
 }
 
-/// The transmit work (process context, on the QP's transmit CPU)
-/// transmits with bottom halves off, as a softirq would.
-impl WorkHandler for RxeQp {
-    fn run(&self) {
+impl RxeQp {
+    /// The transmit and reply work (process context, on the QP's transmit
+    /// CPU): transmits with bottom halves off, as a softirq would (so the
+    /// two never interleave on that CPU).
+    fn transmit_from_work(&self) {
         crate::sys::work::with_bh_off(|bh| {
             let rxe = self.ibqp.device();
             if let Some(ndev) = rxe.ib.netdev_bh(bh) {
                 crate::rc::transmit(rxe, self, ndev);
             }
         });
+    }
+}
+
+impl WorkHandler for RxeQp {
+    fn run(&self) {
+        self.transmit_from_work();
+    }
+}
+
+impl WorkHandler<REPLY_WORK> for RxeQp {
+    fn run(&self) {
+        self.transmit_from_work();
     }
 }
 

@@ -14,8 +14,9 @@
 //! backlog for its receive work there, which checks and places it; once
 //! one is, the QP's later datagrams queue behind it until the backlog is
 //! empty, so the QP sees them in the order they arrived. Small packets
-//! (ACKs, requests without payload) to a QP with an empty backlog stay
-//! here: moving them would only add a hop to their latency.
+//! (ACKs, requests without payload) and the first packets of a message
+//! to a QP with an empty backlog stay here: moving them would only add a
+//! hop to their latency.
 
 use crate::{
     counters::Counter,
@@ -24,6 +25,7 @@ use crate::{
         fault::{Direction, FaultAction},
         icrc::IpHeader,
         multicast::MULTICAST_QPN,
+        opcode::{Opcode, Transport},
         packet::Packet,
         qp_attr::Network,
     },
@@ -42,6 +44,13 @@ use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 /// moves to the QP's receive CPU while its backlog is empty: a data packet
 /// whose check and copy outweigh the hop.
 const SPREAD_MIN_BYTES: usize = 512;
+
+/// Payload packets of one message a QP takes here before spreading moves
+/// the rest (and, while its backlog is not empty, whatever follows): a
+/// message of at most this many packets (4 KiB at path MTU 1024, say) is
+/// never spread, so a ping-pong's latency pays no hop; a longer one is a
+/// stream worth a second CPU.
+const SPREAD_AFTER_PACKETS: u32 = 16;
 
 /// Most datagrams a QP's backlog holds; one more is dropped (counted) and
 /// recovered by its sender as a loss, as a full network backlog would be.
@@ -191,12 +200,15 @@ fn spread<'a>(
         return Some((d, None));
     }
     let roce = d.payload();
-    // The BTH's opcode (its top three bits the transport: 0 RC, 1 UC) and
-    // destination QP; anything else is the normal path's to judge.
-    let (Some(&opcode), Some(&[q0, q1, q2])) = (roce.first(), roce.get(5..8)) else {
+    // The BTH's opcode and destination QP; anything but RC or UC is the
+    // normal path's to judge, as is a packet too short for a BTH.
+    let (Some(op), Some(&[q0, q1, q2])) = (
+        roce.first().and_then(|&b| Opcode::from_u8(b)),
+        roce.get(5..8),
+    ) else {
         return Some((d, None));
     };
-    if opcode >> 5 > 1 {
+    if !matches!(op.transport(), Transport::Rc | Transport::Uc) {
         return Some((d, None));
     }
     let Some(qp) = rxe.qps.lookup(u32::from_be_bytes([0, q0, q1, q2])) else {
@@ -208,8 +220,19 @@ fn spread<'a>(
     }
     let cpu = rx_cpu(body.tx_key());
     let pending = body.rx_pending.load(Ordering::SeqCst);
-    if pending == 0 && (roce.len() < SPREAD_MIN_BYTES || cpu == this_cpu()) {
-        return Some((d, Some(qp)));
+    if pending == 0 {
+        if !op.has_payload() || roce.len() < SPREAD_MIN_BYTES {
+            return Some((d, Some(qp)));
+        }
+        let run = if op.starts_message() {
+            1
+        } else {
+            body.rx_run.load(Ordering::Relaxed).saturating_add(1)
+        };
+        body.rx_run.store(run, Ordering::Relaxed);
+        if run <= SPREAD_AFTER_PACKETS || cpu == this_cpu() {
+            return Some((d, Some(qp)));
+        }
     }
     if pending >= BACKLOG_MAX {
         count(&DROPS.backlog_full);

@@ -68,7 +68,7 @@ pub(crate) fn on_response(
         RequesterEvent::Response(resp),
         Some(pkt.payload),
     );
-    super::transmit_or_kick(rxe, qp, inner, ndev, out);
+    super::transmit_or_kick(rxe, qp, inner, ndev, out, true);
 }
 
 /// Whether a READ response's payload can be placed without waiting for

@@ -355,16 +355,27 @@ pub(crate) fn state_changed(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner, ol
 /// packet of a QP thus leaves from one CPU, in order: packets sent from
 /// two CPUs at once reach a local receiver through two per-CPU backlogs
 /// and arrive out of order, which RC answers with go-back-N.
+///
+/// `received`: called on the receive path (softirq, or the QP's receive
+/// work), whose replies and window updates a softirq on the transmit CPU
+/// would have sent at once: they go to the QP's reply work, which runs at
+/// high priority, instead of its transmit work, which shares the CPU
+/// with the tasks there (a task polling its CQ would delay them by a
+/// scheduler tick, and with them the peer's window).
 pub(crate) fn transmit_or_kick(
     rxe: &RxeDevice,
     qp: &RxeQp,
     inner: &mut QpInner,
     ndev: &crate::sys::net::NetDevice,
     out: &mut wire::Outbox,
+    received: bool,
 ) {
-    if crate::sys::work::this_cpu() == crate::sys::work::tx_cpu(qp.body.tx_key()) {
+    let tx_cpu = crate::sys::work::tx_cpu(qp.body.tx_key());
+    if crate::sys::work::this_cpu() == tx_cpu {
         respond::send_replies(rxe, qp, inner, ndev, out);
         send::pump(rxe, qp, inner, ndev, out);
+    } else if received {
+        qp.body.reply_work.queue_on_highpri(tx_cpu);
     } else {
         kick(qp);
     }

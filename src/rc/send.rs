@@ -98,7 +98,7 @@ fn ring(rxe: &RxeDevice, qp: &RxeQp, ndev: &NetDevice) -> Result {
                 if inner.rc.sending {
                     take_wqes(rxe, qp, inner);
                 }
-                super::transmit_or_kick(rxe, qp, inner, ndev, &mut out);
+                super::transmit_or_kick(rxe, qp, inner, ndev, &mut out, false);
                 Ok(())
             }
             _ => Err(EINVAL),

@@ -1,16 +1,19 @@
-# Receive spreading (issue 16): a datagram carrying payload to an RC QP
-# that arrives on another CPU than the QP's receive CPU is left to the
-# QP's receive work there, and the QP's later datagrams queue behind it.
+# Receive spreading (issue 16): once a message to an RC QP has brought 16
+# packets with payload, its further packets arriving on another CPU than
+# the QP's receive CPU are left to the QP's receive work there, and the
+# QP's later datagrams queue behind them.
 # Between two namespaces (a veth delivers on the sending CPU, the QP's
 # transmit CPU, never its receive CPU), ibv_rc_pingpong -c moves 64 KiB
 # SENDs (data checked) and ib_read_bw 64 KiB READs (the replies are
 # spread at the requester) and ib_write_bw 64 KiB WRITEs with two QPs.
 # Each must pass its buffer check; rdma_rxe/rcvd_spread must count at
-# least the data packets of the transfers (SEND and READ reply packets at
-# path MTU 1024); every packet either side sent is received and counted
+# least the data packets after the 16th of each message (SEND and READ
+# reply packets at path MTU 1024: 48 of 64); every packet either side
+# sent is received and counted
 # by the other, with no sequence error (what a datagram processed out of
-# its QP's order causes) and no backlog overflow. Then with
-# rx_spread=0 nothing is spread.
+# its QP's order causes) and no backlog overflow. A 4 KiB ping-pong
+# (four packets a message) is not spread at all. Then with rx_spread=0
+# nothing is spread.
 #
 # Needs two vCPUs (one CPU is every QP's receive CPU: nothing to spread).
 # The C driver processes each QP's packets in one task: not run.
@@ -53,7 +56,8 @@ pair() {
 }
 
 # traffic LABEL: the three transfers; sets spread (datagrams spread
-# meanwhile) and data (SEND and READ reply packets: 64 per message);
+# meanwhile) and data (SEND and READ reply packets after the 16th of
+# each message: 48 per message);
 # checks counts and errors.
 traffic() {
     local label=$1 s0 r0 rs0 rr0 d0 f0 e0 e1
@@ -71,8 +75,8 @@ traffic() {
     sent=$(( $(counter rxe0 sent_pkts) - s0 )); rcvd=$(( $(counter rxe1 rcvd_pkts) - r0 ))
     r_sent=$(( $(counter rxe1 sent_pkts) - rs0 )); r_rcvd=$(( $(counter rxe0 rcvd_pkts) - rr0 ))
     spread=$(( $(debug rcvd_spread) - d0 ))
-    # pingpong: 16 round trips of 64 packets each way; read: 32 x 64.
-    data=$(( 16 * 2 * 64 + 32 * 64 ))
+    # pingpong: 16 round trips, a message each way; read: 32 messages.
+    data=$(( (16 * 2 + 32) * (64 - 16) ))
     note "$label: rxe0 sent $sent packets, rxe1 received $rcvd; rxe1 sent $r_sent," \
         "rxe0 received $r_rcvd; $spread spread"
     [ "$rcvd" = "$sent" ] || fail "$label: rxe0 sent $sent packets, rxe1 received $rcvd"
@@ -86,6 +90,13 @@ rxe_load || fail "modprobe"
 two_namespaces || fail "two-namespace set-up"
 traffic spread
 [ "$spread" -ge "$data" ] || fail "only $spread of at least $data data packets spread"
+# Messages of four packets (4 KiB at path MTU 1024) are a ping-pong's,
+# never spread: their latency would pay the hop.
+d0=$(debug rcvd_spread)
+pair small ibv_rc_pingpong -d rxe1 -g "$g1" -p "$port" -c -s 4096 -m 1024 -n 50 -- \
+    ibv_rc_pingpong -d rxe0 -g "$g0" -p "$port" -c -s 4096 -m 1024 -n 50 10.0.0.2
+[ "$(debug rcvd_spread)" = "$d0" ] ||
+    fail "4 KiB ping-pong: $(( $(debug rcvd_spread) - d0 )) packets spread"
 two_namespaces_down
 rxe_unload || fail "unload"
 
