@@ -147,8 +147,9 @@ pub(crate) struct QpBody {
     /// while any is, the QP's later datagrams queue behind it, so they are
     /// processed in the order they arrived.
     pub(crate) rx_pending: AtomicU32,
-    /// Payload packets of the current message the receive path has seen
-    /// while the backlog was empty (see `crate::recv`).
+    /// Payload packets the receive path has seen, while the backlog was
+    /// empty, since the QP last took a SEND or WRITE to send (see
+    /// `crate::recv`).
     pub(crate) rx_run: AtomicU32,
 }
 

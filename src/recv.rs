@@ -14,9 +14,9 @@
 //! backlog for its receive work there, which checks and places it; once
 //! one is, the QP's later datagrams queue behind it until the backlog is
 //! empty, so the QP sees them in the order they arrived. Small packets
-//! (ACKs, requests without payload) and the first packets of a message
-//! to a QP with an empty backlog stay here: moving them would only add a
-//! hop to their latency.
+//! (ACKs, requests without payload) and the first packets a QP receives
+//! after it sent a message of its own, to a QP with an empty backlog,
+//! stay here: moving them would only add a hop to a ping-pong's latency.
 
 use crate::{
     counters::Counter,
@@ -45,12 +45,14 @@ use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 /// whose check and copy outweigh the hop.
 const SPREAD_MIN_BYTES: usize = 512;
 
-/// Payload packets of one message a QP takes here before spreading moves
-/// the rest (and, while its backlog is not empty, whatever follows): a
-/// message of at most this many packets (4 KiB at path MTU 1024, say) is
-/// never spread, so a ping-pong's latency pays no hop; a longer one is a
-/// stream worth a second CPU.
-const SPREAD_AFTER_PACKETS: u32 = 16;
+/// Payload packets a QP takes here since it last sent a message of its
+/// own (a SEND or WRITE it was posted) before spreading moves the rest
+/// (and, while its backlog is not empty, whatever follows): a ping-pong
+/// of messages up to this many packets (64 KiB at path MTU 1024) is
+/// never spread, so its latency pays no hop; a QP that keeps receiving
+/// (a stream of WRITEs or SENDs to it, the replies to its READs) is worth
+/// a second CPU.
+const SPREAD_AFTER_PACKETS: u32 = 64;
 
 /// Most datagrams a QP's backlog holds; one more is dropped (counted) and
 /// recovered by its sender as a loss, as a full network backlog would be.
@@ -224,11 +226,7 @@ fn spread<'a>(
         if !op.has_payload() || roce.len() < SPREAD_MIN_BYTES {
             return Some((d, Some(qp)));
         }
-        let run = if op.starts_message() {
-            1
-        } else {
-            body.rx_run.load(Ordering::Relaxed).saturating_add(1)
-        };
+        let run = body.rx_run.load(Ordering::Relaxed).saturating_add(1);
         body.rx_run.store(run, Ordering::Relaxed);
         if run <= SPREAD_AFTER_PACKETS || cpu == this_cpu() {
             return Some((d, Some(qp)));

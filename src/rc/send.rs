@@ -281,6 +281,21 @@ fn take_wqes(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
         }
         rc.next_id += 1;
         rc.taken += 1;
+        if matches!(
+            opcode,
+            WrOpcode::Send
+                | WrOpcode::SendWithImm
+                | WrOpcode::SendWithInv
+                | WrOpcode::RdmaWrite
+                | WrOpcode::RdmaWriteWithImm
+        ) {
+            // The QP answers what it received with a message of its own:
+            // a ping-pong, whose latency receive spreading must not
+            // lengthen (see `crate::recv`).
+            qp.body
+                .rx_run
+                .store(0, core::sync::atomic::Ordering::Relaxed);
+        }
         if dropped {
             // `post` only acts when the requester is in ERROR.
             return;

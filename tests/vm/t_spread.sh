@@ -1,19 +1,19 @@
-# Receive spreading (issue 16): once a message to an RC QP has brought 16
-# packets with payload, its further packets arriving on another CPU than
-# the QP's receive CPU are left to the QP's receive work there, and the
-# QP's later datagrams queue behind them.
-# Between two namespaces (a veth delivers on the sending CPU, the QP's
-# transmit CPU, never its receive CPU), ibv_rc_pingpong -c moves 64 KiB
-# SENDs (data checked) and ib_read_bw 64 KiB READs (the replies are
-# spread at the requester) and ib_write_bw 64 KiB WRITEs with two QPs.
-# Each must pass its buffer check; rdma_rxe/rcvd_spread must count at
-# least the data packets after the 16th of each message (SEND and READ
-# reply packets at path MTU 1024: 48 of 64); every packet either side
-# sent is received and counted
-# by the other, with no sequence error (what a datagram processed out of
-# its QP's order causes) and no backlog overflow. A 4 KiB ping-pong
-# (four packets a message) is not spread at all. Then with rx_spread=0
-# nothing is spread.
+# Receive spreading (issue 16): once an RC QP has received 64 packets
+# with payload since it last sent a message of its own, its further
+# packets arriving on another CPU than the QP's receive CPU are left to
+# the QP's receive work there, and the QP's later datagrams queue behind
+# them. Between two namespaces (a veth delivers on the sending CPU, the
+# QP's transmit CPU, never its receive CPU), ibv_rc_pingpong -c moves
+# 1 MiB SENDs (1024 packets at path MTU 1024, data checked), ib_read_bw
+# 64 KiB READs (the replies are spread at the requester) and ib_write_bw
+# 64 KiB WRITEs with two QPs. Each must pass its buffer check;
+# rdma_rxe/rcvd_spread must count at least the SEND packets after the
+# 64th of each message and the READ-reply packets after the first 64;
+# every packet either side sent is received and counted by the other,
+# with no sequence error (what a datagram processed out of its QP's
+# order causes) and no backlog overflow. Ping-pongs of 64 KiB and 4 KiB
+# messages are not spread at all (their latency would pay the hop).
+# Then with rx_spread=0 nothing is spread.
 #
 # Needs two vCPUs (one CPU is every QP's receive CPU: nothing to spread).
 # The C driver processes each QP's packets in one task: not run.
@@ -56,8 +56,7 @@ pair() {
 }
 
 # traffic LABEL: the three transfers; sets spread (datagrams spread
-# meanwhile) and data (SEND and READ reply packets after the 16th of
-# each message: 48 per message);
+# meanwhile) and data (the SEND and READ-reply packets that must be);
 # checks counts and errors.
 traffic() {
     local label=$1 s0 r0 rs0 rr0 d0 f0 e0 e1
@@ -65,8 +64,8 @@ traffic() {
     rs0=$(counter rxe1 sent_pkts); rr0=$(counter rxe0 rcvd_pkts)
     d0=$(debug rcvd_spread); f0=$(debug rcvd_drop_backlog_full)
     e0=$(counter rxe0 rcvd_seq_err); e1=$(counter rxe1 rcvd_seq_err)
-    pair "$label-pingpong" ibv_rc_pingpong -d rxe1 -g "$g1" -p "$port" -c -s 65536 -m 1024 -n 16 -- \
-        ibv_rc_pingpong -d rxe0 -g "$g0" -p "$port" -c -s 65536 -m 1024 -n 16 10.0.0.2
+    pair "$label-pingpong" ibv_rc_pingpong -d rxe1 -g "$g1" -p "$port" -c -s 1048576 -m 1024 -n 4 -- \
+        ibv_rc_pingpong -d rxe0 -g "$g0" -p "$port" -c -s 1048576 -m 1024 -n 4 10.0.0.2
     pair "$label-read" ib_read_bw -d rxe1 -x "$g1" -p "$port" -F -s 65536 -n 32 -m 1024 -- \
         ib_read_bw -d rxe0 -x "$g0" -p "$port" -F -s 65536 -n 32 -m 1024 10.0.0.2
     pair "$label-write" ib_write_bw -d rxe1 -x "$g1" -p "$port" -F -s 65536 -n 32 -m 1024 -q 2 -- \
@@ -75,8 +74,9 @@ traffic() {
     sent=$(( $(counter rxe0 sent_pkts) - s0 )); rcvd=$(( $(counter rxe1 rcvd_pkts) - r0 ))
     r_sent=$(( $(counter rxe1 sent_pkts) - rs0 )); r_rcvd=$(( $(counter rxe0 rcvd_pkts) - rr0 ))
     spread=$(( $(debug rcvd_spread) - d0 ))
-    # pingpong: 16 round trips, a message each way; read: 32 messages.
-    data=$(( (16 * 2 + 32) * (64 - 16) ))
+    # pingpong: 4 round trips, a 1024-packet message each way; read: 32
+    # messages of 64 packets, all but the first 64 packets.
+    data=$(( 4 * 2 * (1024 - 64) + 32 * 64 - 64 ))
     note "$label: rxe0 sent $sent packets, rxe1 received $rcvd; rxe1 sent $r_sent," \
         "rxe0 received $r_rcvd; $spread spread"
     [ "$rcvd" = "$sent" ] || fail "$label: rxe0 sent $sent packets, rxe1 received $rcvd"
@@ -90,13 +90,14 @@ rxe_load || fail "modprobe"
 two_namespaces || fail "two-namespace set-up"
 traffic spread
 [ "$spread" -ge "$data" ] || fail "only $spread of at least $data data packets spread"
-# Messages of four packets (4 KiB at path MTU 1024) are a ping-pong's,
-# never spread: their latency would pay the hop.
-d0=$(debug rcvd_spread)
-pair small ibv_rc_pingpong -d rxe1 -g "$g1" -p "$port" -c -s 4096 -m 1024 -n 50 -- \
-    ibv_rc_pingpong -d rxe0 -g "$g0" -p "$port" -c -s 4096 -m 1024 -n 50 10.0.0.2
-[ "$(debug rcvd_spread)" = "$d0" ] ||
-    fail "4 KiB ping-pong: $(( $(debug rcvd_spread) - d0 )) packets spread"
+# Ping-pongs of 64 KiB (64 packets) and 4 KiB messages: never spread.
+for size in 65536 4096; do
+    d0=$(debug rcvd_spread)
+    pair "pingpong-$size" ibv_rc_pingpong -d rxe1 -g "$g1" -p "$port" -c -s $size -m 1024 -n 16 -- \
+        ibv_rc_pingpong -d rxe0 -g "$g0" -p "$port" -c -s $size -m 1024 -n 16 10.0.0.2
+    [ "$(debug rcvd_spread)" = "$d0" ] ||
+        fail "$size-byte ping-pong: $(( $(debug rcvd_spread) - d0 )) packets spread"
+done
 two_namespaces_down
 rxe_unload || fail "unload"
 
