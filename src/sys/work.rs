@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! A QP's transmit work item (`work_struct`) embedded in a pinned object,
-//! queued on the driver's per-CPU transmit workqueue on a chosen CPU: its
-//! function runs in process context on that CPU (so a long reply shares
-//! the CPU with the tasks there, as rxe's workqueue does, instead of
-//! running in softirq) and is handed to the object that holds it
-//! ([`WorkHandler`]), found at the offset [`HasTxWork`] names.
+//! A QP's work items (`work_struct`: its transmit, reply and receive
+//! work) embedded in a pinned object, queued on a chosen CPU on one of the
+//! driver's per-CPU workqueues: the transmit workqueue, normal priority (so
+//! a long reply shares the CPU with the tasks there, as rxe's workqueue
+//! does, instead of running in softirq), or the receive workqueue, high
+//! priority, for work a softirq hands to another CPU. The function runs in
+//! process context on that CPU and is handed to the object that holds the
+//! item ([`WorkHandler`]), found at the offset [`HasTxWork`] names.
 //!
 //! `kernel::workqueue` owns its items through `Arc` or `KBox`; these
 //! items live inside objects that ib_core allocates and frees (a QP), and
