@@ -267,3 +267,34 @@ same_in_both_drivers() {
     diff -u "$c" "$r" || fail "$2 differ"
     note "ok: identical $2 ($(wc -l < "$r") lines)"
 }
+
+# hw_counter DEV NAME: an rxe device's hardware counter (port 1).
+hw_counter() { cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2"; }
+
+# peer_pair NAME SERVER-ARGS -- CLIENT-ARGS: a perftest or ibverbs-utils
+# pair, the server in namespace "peer", the client here; both must exit 0
+# within 300 s and no buffer check may report invalid data (the client
+# retries while the server is not yet listening). Outputs in
+# /tmp/pair-NAME.server and .client; increments $port.
+peer_pair() {
+    local name=$1; shift
+    local server=() client=() log
+    log=/tmp/pair-$name
+    while [ "$1" != -- ]; do server+=("$1"); shift; done; shift
+    client=("$@")
+    ip netns exec peer timeout -k 5 300 "${server[@]}" > "$log.server" 2>&1 &
+    local spid=$!
+    sleep 3
+    local ok=0
+    for _ in 1 2 3 4 5; do
+        timeout -k 5 300 "${client[@]}" > "$log.client" 2>&1 && { ok=1; break; }
+        grep -q "Couldn't connect\|Unable to init the socket" "$log.client" || break
+        sleep 3
+    done
+    wait "$spid"; local src=$?
+    [ $ok = 1 ] || { tail -5 "$log.client"; fail "$name: client failed"; }
+    [ $src = 0 ] || { tail -5 "$log.server"; fail "$name: server exit $src"; }
+    ! grep -Eqi "invalid data|data mismatch" "$log.server" "$log.client" ||
+        fail "$name: buffer check reported invalid data"
+    port=$((port + 1))
+}

@@ -24,34 +24,9 @@ fi
 command -v ibv_rc_pingpong >/dev/null || fail "ibverbs-utils missing"
 command -v ib_read_bw >/dev/null || fail "perftest missing"
 
-counter() { cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2"; }
 veth_tx() { cat /sys/class/net/veth-a/statistics/tx_packets; }
 peer_veth_tx() { ip netns exec peer cat /sys/class/net/veth-b/statistics/tx_packets; }
 port=18600
-
-# pair NAME SERVER-ARGS -- CLIENT-ARGS: the server in "peer" on rxe1, the
-# client here on rxe0; both must exit 0 within 300 s.
-pair() {
-    local name=$1; shift
-    local server=() client=()
-    while [ "$1" != -- ]; do server+=("$1"); shift; done; shift
-    client=("$@")
-    ip netns exec peer timeout -k 5 300 "${server[@]}" > "/tmp/chains-$name.server" 2>&1 &
-    local spid=$!
-    sleep 3
-    local ok=0
-    for _ in 1 2 3 4 5; do
-        timeout -k 5 300 "${client[@]}" > "/tmp/chains-$name.client" 2>&1 && { ok=1; break; }
-        grep -q "Couldn't connect\|Unable to init the socket" "/tmp/chains-$name.client" || break
-        sleep 3
-    done
-    wait "$spid"; local src=$?
-    [ $ok = 1 ] || { tail -5 "/tmp/chains-$name.client"; fail "$name: client failed"; }
-    [ $src = 0 ] || { tail -5 "/tmp/chains-$name.server"; fail "$name: server exit $src"; }
-    ! grep -Eqi "invalid data|data mismatch" "/tmp/chains-$name.server" "/tmp/chains-$name.client" ||
-        fail "$name: buffer check reported invalid data"
-    port=$((port + 1))
-}
 
 # traffic LABEL GID0 GID1: the two transfers; sets sent (rxe0's packets),
 # rcvd (rxe1's) and skbs (veth-a's) for them; checks no ICRC or sequence
@@ -59,23 +34,23 @@ pair() {
 traffic() {
     local label=$1 ga=$2 gb=$3
     local s0 r0 v0 e0 q0
-    s0=$(counter rxe0 sent_pkts); r0=$(counter rxe1 rcvd_pkts); v0=$(veth_tx)
-    rs0=$(counter rxe1 sent_pkts); rr0=$(counter rxe0 rcvd_pkts); rv0=$(peer_veth_tx)
-    e0=$(counter rxe1 rcvd_seq_err)
-    pair "$label-pingpong" ibv_rc_pingpong -d rxe1 -g "$gb" -p "$port" -c -s 65536 -m 1024 -n 8 -- \
+    s0=$(hw_counter rxe0 sent_pkts); r0=$(hw_counter rxe1 rcvd_pkts); v0=$(veth_tx)
+    rs0=$(hw_counter rxe1 sent_pkts); rr0=$(hw_counter rxe0 rcvd_pkts); rv0=$(peer_veth_tx)
+    e0=$(hw_counter rxe1 rcvd_seq_err)
+    peer_pair "$label-pingpong" ibv_rc_pingpong -d rxe1 -g "$gb" -p "$port" -c -s 65536 -m 1024 -n 8 -- \
         ibv_rc_pingpong -d rxe0 -g "$ga" -p "$port" -c -s 65536 -m 1024 -n 8 "$host"
     # READ replies: chained by rxe1's responder.
-    pair "$label-read" ib_read_bw -d rxe1 -x "$gb" -p "$port" -F -s 65536 -n 16 -m 1024 -- \
+    peer_pair "$label-read" ib_read_bw -d rxe1 -x "$gb" -p "$port" -F -s 65536 -n 16 -m 1024 -- \
         ib_read_bw -d rxe0 -x "$ga" -p "$port" -F -s 65536 -n 16 -m 1024 "$host"
-    sent=$(( $(counter rxe0 sent_pkts) - s0 ))
-    rcvd=$(( $(counter rxe1 rcvd_pkts) - r0 ))
+    sent=$(( $(hw_counter rxe0 sent_pkts) - s0 ))
+    rcvd=$(( $(hw_counter rxe1 rcvd_pkts) - r0 ))
     skbs=$(( $(veth_tx) - v0 ))
-    r_sent=$(( $(counter rxe1 sent_pkts) - rs0 ))
-    r_rcvd=$(( $(counter rxe0 rcvd_pkts) - rr0 ))
+    r_sent=$(( $(hw_counter rxe1 sent_pkts) - rs0 ))
+    r_rcvd=$(( $(hw_counter rxe0 rcvd_pkts) - rr0 ))
     r_skbs=$(( $(peer_veth_tx) - rv0 ))
     note "$label: rxe0 sent $sent packets in $skbs skbs, rxe1 received $rcvd;" \
         "rxe1 sent $r_sent in $r_skbs skbs, rxe0 received $r_rcvd"
-    [ "$(counter rxe1 rcvd_seq_err)" = "$e0" ] || fail "$label: sequence errors at the receiver"
+    [ "$(hw_counter rxe1 rcvd_seq_err)" = "$e0" ] || fail "$label: sequence errors at the receiver"
     # Every packet either side sent arrived, cut apart, and was counted.
     [ "$rcvd" = "$sent" ] || fail "$label: rxe0 sent $sent packets, rxe1 received $rcvd"
     [ "$r_rcvd" = "$r_sent" ] || fail "$label: rxe1 sent $r_sent packets, rxe0 received $r_rcvd"

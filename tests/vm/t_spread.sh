@@ -27,52 +27,27 @@ fi
 command -v ibv_rc_pingpong >/dev/null || fail "ibverbs-utils missing"
 command -v ib_read_bw >/dev/null || fail "perftest missing"
 
-counter() { cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2"; }
 debug() { cat "/sys/kernel/debug/rdma_rxe/$1"; }
 port=18700
-
-# pair NAME SERVER-ARGS -- CLIENT-ARGS: the server in "peer" on rxe1, the
-# client here on rxe0; both must exit 0 within 300 s.
-pair() {
-    local name=$1; shift
-    local server=() client=()
-    while [ "$1" != -- ]; do server+=("$1"); shift; done; shift
-    client=("$@")
-    ip netns exec peer timeout -k 5 300 "${server[@]}" > "/tmp/spread-$name.server" 2>&1 &
-    local spid=$!
-    sleep 3
-    local ok=0
-    for _ in 1 2 3 4 5; do
-        timeout -k 5 300 "${client[@]}" > "/tmp/spread-$name.client" 2>&1 && { ok=1; break; }
-        grep -q "Couldn't connect\|Unable to init the socket" "/tmp/spread-$name.client" || break
-        sleep 3
-    done
-    wait "$spid"; local src=$?
-    [ $ok = 1 ] || { tail -5 "/tmp/spread-$name.client"; fail "$name: client failed"; }
-    [ $src = 0 ] || { tail -5 "/tmp/spread-$name.server"; fail "$name: server exit $src"; }
-    ! grep -Eqi "invalid data|data mismatch" "/tmp/spread-$name.server" "/tmp/spread-$name.client" ||
-        fail "$name: buffer check reported invalid data"
-    port=$((port + 1))
-}
 
 # traffic LABEL: the three transfers; sets spread (datagrams spread
 # meanwhile) and data (the SEND and READ-reply packets that must be);
 # checks counts and errors.
 traffic() {
     local label=$1 s0 r0 rs0 rr0 d0 f0 e0 e1
-    s0=$(counter rxe0 sent_pkts); r0=$(counter rxe1 rcvd_pkts)
-    rs0=$(counter rxe1 sent_pkts); rr0=$(counter rxe0 rcvd_pkts)
+    s0=$(hw_counter rxe0 sent_pkts); r0=$(hw_counter rxe1 rcvd_pkts)
+    rs0=$(hw_counter rxe1 sent_pkts); rr0=$(hw_counter rxe0 rcvd_pkts)
     d0=$(debug rcvd_spread); f0=$(debug rcvd_drop_backlog_full)
-    e0=$(counter rxe0 rcvd_seq_err); e1=$(counter rxe1 rcvd_seq_err)
-    pair "$label-pingpong" ibv_rc_pingpong -d rxe1 -g "$g1" -p "$port" -c -s 1048576 -m 1024 -n 4 -- \
+    e0=$(hw_counter rxe0 rcvd_seq_err); e1=$(hw_counter rxe1 rcvd_seq_err)
+    peer_pair "$label-pingpong" ibv_rc_pingpong -d rxe1 -g "$g1" -p "$port" -c -s 1048576 -m 1024 -n 4 -- \
         ibv_rc_pingpong -d rxe0 -g "$g0" -p "$port" -c -s 1048576 -m 1024 -n 4 10.0.0.2
-    pair "$label-read" ib_read_bw -d rxe1 -x "$g1" -p "$port" -F -s 65536 -n 32 -m 1024 -- \
+    peer_pair "$label-read" ib_read_bw -d rxe1 -x "$g1" -p "$port" -F -s 65536 -n 32 -m 1024 -- \
         ib_read_bw -d rxe0 -x "$g0" -p "$port" -F -s 65536 -n 32 -m 1024 10.0.0.2
-    pair "$label-write" ib_write_bw -d rxe1 -x "$g1" -p "$port" -F -s 65536 -n 32 -m 1024 -q 2 -- \
+    peer_pair "$label-write" ib_write_bw -d rxe1 -x "$g1" -p "$port" -F -s 65536 -n 32 -m 1024 -q 2 -- \
         ib_write_bw -d rxe0 -x "$g0" -p "$port" -F -s 65536 -n 32 -m 1024 -q 2 10.0.0.2
     local sent rcvd r_sent r_rcvd
-    sent=$(( $(counter rxe0 sent_pkts) - s0 )); rcvd=$(( $(counter rxe1 rcvd_pkts) - r0 ))
-    r_sent=$(( $(counter rxe1 sent_pkts) - rs0 )); r_rcvd=$(( $(counter rxe0 rcvd_pkts) - rr0 ))
+    sent=$(( $(hw_counter rxe0 sent_pkts) - s0 )); rcvd=$(( $(hw_counter rxe1 rcvd_pkts) - r0 ))
+    r_sent=$(( $(hw_counter rxe1 sent_pkts) - rs0 )); r_rcvd=$(( $(hw_counter rxe0 rcvd_pkts) - rr0 ))
     spread=$(( $(debug rcvd_spread) - d0 ))
     # pingpong: 4 round trips, a 1024-packet message each way; read: 32
     # messages of 64 packets, all but the first 64 packets.
@@ -81,7 +56,7 @@ traffic() {
         "rxe0 received $r_rcvd; $spread spread"
     [ "$rcvd" = "$sent" ] || fail "$label: rxe0 sent $sent packets, rxe1 received $rcvd"
     [ "$r_rcvd" = "$r_sent" ] || fail "$label: rxe1 sent $r_sent packets, rxe0 received $r_rcvd"
-    [ "$(counter rxe0 rcvd_seq_err)" = "$e0" ] && [ "$(counter rxe1 rcvd_seq_err)" = "$e1" ] ||
+    [ "$(hw_counter rxe0 rcvd_seq_err)" = "$e0" ] && [ "$(hw_counter rxe1 rcvd_seq_err)" = "$e1" ] ||
         fail "$label: sequence errors: datagrams processed out of order"
     [ "$(debug rcvd_drop_backlog_full)" = "$f0" ] || fail "$label: a receive backlog overflowed"
 }
@@ -93,7 +68,7 @@ traffic spread
 # Ping-pongs of 64 KiB (64 packets) and 4 KiB messages: never spread.
 for size in 65536 4096; do
     d0=$(debug rcvd_spread)
-    pair "pingpong-$size" ibv_rc_pingpong -d rxe1 -g "$g1" -p "$port" -c -s $size -m 1024 -n 16 -- \
+    peer_pair "pingpong-$size" ibv_rc_pingpong -d rxe1 -g "$g1" -p "$port" -c -s $size -m 1024 -n 16 -- \
         ibv_rc_pingpong -d rxe0 -g "$g0" -p "$port" -c -s $size -m 1024 -n 16 10.0.0.2
     [ "$(debug rcvd_spread)" = "$d0" ] ||
         fail "$size-byte ping-pong: $(( $(debug rcvd_spread) - d0 )) packets spread"
