@@ -262,8 +262,11 @@ pub(crate) fn process_backlog(qp: &RxeQp) {
         // Only now may the QP's next datagram be processed elsewhere.
         backlog_done(qp, 1);
     }
-    // More than a budget's worth: the rest in the next run.
-    qp.body.rx_work.queue_on_highpri(this_cpu());
+    // A budget's worth done: the rest, if any, in the next run (a
+    // datagram pushed while this one ran has queued the work already).
+    if qp.body.rx_pending.load(Ordering::SeqCst) > 0 {
+        qp.body.rx_work.queue_on_highpri(this_cpu());
+    }
 }
 
 /// Checks and processes one RoCE packet received on `ndev`, the port of

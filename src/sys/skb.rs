@@ -580,23 +580,17 @@ impl<'a> RxDatagram<'a> {
     /// loopback path's receive function if `loopback`, which runs in an RCU
     /// read section for `'a`; the caller does not touch it afterwards.
     unsafe fn take(skb: *mut bindings::sk_buff, loopback: bool) -> Option<RxDatagram<'a>> {
-        let (mut iph, mut iph_len, mut udph, mut payload, mut payload_len) = (
-            core::ptr::null_mut(),
-            0u32,
-            core::ptr::null_mut(),
-            core::ptr::null_mut(),
-            0u32,
-        );
+        let mut out = RxPartsOut::new();
         // SAFETY: We own `skb`; the out-pointers are valid.
         let ndev = unsafe {
             bindings::rxe_net_rx_prepare(
                 skb,
                 loopback,
-                &mut iph,
-                &mut iph_len,
-                &mut udph,
-                &mut payload,
-                &mut payload_len,
+                &mut out.iph,
+                &mut out.iph_len,
+                &mut out.udph,
+                &mut out.payload,
+                &mut out.payload_len,
             )
         };
         if ndev.is_null() {
@@ -604,21 +598,63 @@ impl<'a> RxDatagram<'a> {
             unsafe { bindings::rxe_glue_kfree_skb(skb) };
             return None;
         }
-        // SAFETY: The glue returned pointers into the linear data of the
-        // skb we own, with these lengths, and a netdev valid in this RCU
-        // read section.
+        // SAFETY: The glue filled `out` for the skb we own until the
+        // datagram is dropped, which borrows for `'a`.
+        let (ip, udp, payload) = unsafe { out.parts() };
+        Some(RxDatagram {
+            // SAFETY: `skb` is non-null: the glue returned a device for it.
+            skb: unsafe { NonNull::new_unchecked(skb) },
+            // SAFETY: The glue returned a netdev valid in this RCU read
+            // section, which lasts for `'a`.
+            ndev: unsafe { NetDevice::from_raw(ndev) },
+            ip,
+            udp,
+            payload,
+            loopback,
+        })
+    }
+}
+
+/// Where the glue names a prepared datagram's IP header, UDP header and
+/// payload: pointers into its skb's linear data, and lengths.
+struct RxPartsOut {
+    iph: *mut u8,
+    iph_len: u32,
+    udph: *mut u8,
+    payload: *mut u8,
+    payload_len: u32,
+}
+
+impl RxPartsOut {
+    /// Nothing named yet.
+    fn new() -> RxPartsOut {
+        RxPartsOut {
+            iph: core::ptr::null_mut(),
+            iph_len: 0,
+            udph: core::ptr::null_mut(),
+            payload: core::ptr::null_mut(),
+            payload_len: 0,
+        }
+    }
+
+    /// The IP header, a copy of the UDP header and the UDP payload.
+    ///
+    /// # Safety
+    ///
+    /// `rxe_net_rx_prepare` or `rxe_net_rx_parts` filled `self` for an
+    /// skb (so its pointers are into that skb's linear data, a UDP header
+    /// at `udph`) that stays ours, unchanged, for `'a`.
+    unsafe fn parts<'a>(&self) -> (&'a [u8], [u8; 8], &'a [u8]) {
+        let mut udp = [0u8; 8];
+        // SAFETY: As the caller guarantees: these pointers and lengths
+        // name the linear data of an skb that lives for `'a`.
         unsafe {
-            let mut udp = [0u8; 8];
-            core::ptr::copy_nonoverlapping(udph, udp.as_mut_ptr(), 8);
-            Some(RxDatagram {
-                // `skb` is non-null: the glue returned a device for it.
-                skb: NonNull::new_unchecked(skb),
-                ndev: NetDevice::from_raw(ndev),
-                ip: core::slice::from_raw_parts(iph, iph_len as usize),
+            core::ptr::copy_nonoverlapping(self.udph, udp.as_mut_ptr(), 8);
+            (
+                core::slice::from_raw_parts(self.iph, self.iph_len as usize),
                 udp,
-                payload: core::slice::from_raw_parts(payload, payload_len as usize),
-                loopback,
-            })
+                core::slice::from_raw_parts(self.payload, self.payload_len as usize),
+            )
         }
     }
 }
@@ -734,36 +770,21 @@ unsafe impl Send for RxQueued {}
 impl RxQueued {
     /// The IP header, the UDP header and the UDP payload (the RoCE packet).
     pub(crate) fn parts(&self) -> (&[u8], [u8; 8], &[u8]) {
-        let (mut iph, mut iph_len, mut udph, mut payload, mut payload_len) = (
-            core::ptr::null_mut(),
-            0u32,
-            core::ptr::null_mut(),
-            core::ptr::null_mut(),
-            0u32,
-        );
+        let mut out = RxPartsOut::new();
         // SAFETY: We own the skb (invariant); the out-pointers are valid.
         unsafe {
             bindings::rxe_net_rx_parts(
                 self.skb.as_ptr(),
-                &mut iph,
-                &mut iph_len,
-                &mut udph,
-                &mut payload,
-                &mut payload_len,
+                &mut out.iph,
+                &mut out.iph_len,
+                &mut out.udph,
+                &mut out.payload,
+                &mut out.payload_len,
             )
         };
-        let mut udp = [0u8; 8];
-        // SAFETY: The pointers are into the linear data of the skb we own
-        // (invariant: prepared, so at least a UDP header), with these
-        // lengths, and live as long as `self`.
-        unsafe {
-            core::ptr::copy_nonoverlapping(udph, udp.as_mut_ptr(), 8);
-            (
-                core::slice::from_raw_parts(iph, iph_len as usize),
-                udp,
-                core::slice::from_raw_parts(payload, payload_len as usize),
-            )
-        }
+        // SAFETY: The glue filled `out` for the skb we own (prepared, so
+        // at least a UDP header), which lives as long as `self`.
+        unsafe { out.parts() }
     }
 }
 
