@@ -314,16 +314,29 @@ fn the_expiry_waits_while_packets_are_still_queued_in_this_host() {
     assert_eq!(go_backs(&acts)[0].1, GoBackCause::Probe);
 }
 
+/// A requester whose one RTT sample was slow: 4 packets delivered in a
+/// 10 ms round trip, as from a responder that serves one packet in
+/// 2.5 ms.
+fn measured_slow() -> Requester<8> {
+    let mut req = requester(6);
+    req.post(write(0, 4096), &mut |_| panic!()).unwrap();
+    at(&mut req, 0, SEND_ALL);
+    at(&mut req, 10_000 * US, ack(103));
+    assert_eq!(req.rtt().srtt(), Some(10_000 * US));
+    req
+}
+
 #[test]
 fn packets_in_flight_are_capped_near_the_bandwidth_delay_product() {
-    let mut req = measured();
-    // One sample: 4 packets delivered in one minimal round trip.
+    // A slow responder: the rate (4 packets per 10 ms) serves 13 packets in
+    // half the QP timeout (67 ms), fewer than MIN_FLIGHT.
+    let mut req = measured_slow();
     assert_eq!(req.rtt().bdp_packets(), Some(4));
     assert_eq!(req.flight_cap(), 16, "at least MIN_FLIGHT");
     for id in 1..5 {
         req.post(write(id, 8192), &mut |_| panic!()).unwrap();
     }
-    let acts = at(&mut req, 1000 * US, SEND_ALL);
+    let acts = at(&mut req, 11_000 * US, SEND_ALL);
     let sent = tx(&acts);
     assert_eq!(sent.len(), 16);
     // AckReq every half cap, and on the packet that fills it.
@@ -331,6 +344,27 @@ fn packets_in_flight_are_capped_near_the_bandwidth_delay_product() {
         .filter(|&i| sent[i].header.ack_req)
         .collect();
     assert_eq!(asks, vec![7, 15]);
+}
+
+/// The same 4 packets in a 100 us round trip: the rate serves far more
+/// than the PSN window in half the QP timeout, so nothing but the window
+/// caps the flight. (Twice the product, 16 here, kept a stream over a
+/// veth, whose round trip grows with what its hosts have queued, waiting
+/// on 16 packets a round trip: `ib_write_bw` 64 KiB a third slower.)
+#[test]
+fn a_responder_that_keeps_up_gets_the_whole_window() {
+    let mut req = measured();
+    assert_eq!(req.rtt().bdp_packets(), Some(4));
+    assert_eq!(req.flight_cap(), 128, "the PSN window");
+    for id in 1..5 {
+        req.post(write(id, 8192), &mut |_| panic!()).unwrap();
+    }
+    let sent = tx(&at(&mut req, 1000 * US, SEND_ALL));
+    assert_eq!(sent.len(), 32);
+    let asks: Vec<usize> = (0..sent.len())
+        .filter(|&i| sent[i].header.ack_req)
+        .collect();
+    assert_eq!(asks, vec![7, 15, 23, 31], "each message's last packet");
 }
 
 /// Runs `req` against a peer that never answers, from `t0` until `end`

@@ -435,6 +435,9 @@ pub struct Requester<const N: usize> {
     /// would only add as many duplicates to its queue, each one costing it
     /// as much as a new packet and each drawing an ACK.
     restarting: bool,
+    /// Set by a go-back-N for a loss: [`Self::paced`] until `comp_psn`
+    /// reaches it.
+    paced_until: Option<Psn>,
     /// WQEs completed since the backoff last changed: every
     /// [`BACKOFF_DECAY_COMPLETIONS`] of them without a needless resend
     /// halve it (a needless resend now and then, from a late ACK, must not
@@ -483,6 +486,7 @@ impl<const N: usize> Requester<N> {
             resend_unjudged: None,
             resend_backoff: 1,
             restarting: false,
+            paced_until: None,
             clean_completions: 0,
         }
     }
@@ -534,6 +538,7 @@ impl<const N: usize> Requester<N> {
         self.resend_unjudged = None;
         self.resend_backoff = 1;
         self.restarting = false;
+        self.paced_until = None;
         self.clean_completions = 0;
     }
 
@@ -616,18 +621,51 @@ impl<const N: usize> Requester<N> {
     }
 
     /// Most packets allowed in flight now: twice the measured
-    /// bandwidth-delay product, at least [`MIN_FLIGHT`], at most the PSN
-    /// window (the PSN window until measured); one after a QP timeout until
-    /// the responder answers.
+    /// bandwidth-delay product, at least [`MIN_FLIGHT`], and, unless a loss
+    /// was recovered from within the last PSN window ([`Self::paced`]), at
+    /// least what the measured delivery rate serves in half the QP
+    /// timeout; at most the PSN window (the PSN window until measured);
+    /// one after a QP timeout until the responder answers.
+    ///
+    /// Without loss the cap only keeps a slow responder's queue shorter
+    /// than the QP timeout, so that the timeout does not fire on packets
+    /// merely queued and resend them into the same queue. Twice the
+    /// product alone was too tight where the responder is the hosts' own
+    /// processing (a veth to a local peer): the round trip grows with what
+    /// is queued, the product stays at the quietest round trip's, and the
+    /// sender waited on 16 packets per round trip while both CPUs idled
+    /// (`ib_write_bw` 64 KiB about a third slower, with needless probes).
+    /// After a loss it is the tight cap again: a go-back-N then resends
+    /// less, and less is lost again.
     pub fn flight_cap(&self) -> u32 {
         if self.restarting && self.clocked {
             return 1;
         }
         let window = self.config.psn_window.max(1);
-        match self.rtt.bdp_packets() {
-            Some(bdp) if self.clocked => bdp.saturating_mul(2).max(MIN_FLIGHT).min(window),
-            _ => window,
-        }
+        let Some(bdp) = self.rtt.bdp_packets().filter(|_| self.clocked) else {
+            return window;
+        };
+        let timeout = self.timeout_ns();
+        let min_rtt = self.rtt.min_rtt();
+        let served = if self.paced() {
+            0
+        } else if timeout == 0 || min_rtt == 0 {
+            u32::MAX
+        } else {
+            let n = u64::from(bdp).saturating_mul(timeout / 2) / min_rtt;
+            u32::try_from(n).unwrap_or(u32::MAX)
+        };
+        bdp.saturating_mul(2)
+            .max(MIN_FLIGHT)
+            .max(served)
+            .min(window)
+    }
+
+    /// Whether a go-back-N for a loss happened within the last PSN window
+    /// (until `comp_psn` passes the PSN it set): the flight is then held
+    /// to twice the bandwidth-delay product.
+    pub fn paced(&self) -> bool {
+        self.paced_until.is_some_and(|p| self.comp_psn.before(p))
     }
 
     /// Whether packets have been sent and not all acknowledged.
@@ -1080,6 +1118,10 @@ impl<const N: usize> Requester<N> {
     /// Restart the retry timer when progress was made and packets remain
     /// unacknowledged; stop it when nothing is outstanding.
     fn update_retry_timer(&mut self, progressed: bool, out: &mut impl ActionSink<RequesterAction>) {
+        if !self.paced() {
+            // Forgotten once passed, before PSNs wrap around to it.
+            self.paced_until = None;
+        }
         if !self.has_unacked() {
             self.disarm_retry(out);
         } else if progressed && !self.wait_rnr {
@@ -1553,6 +1595,10 @@ impl<const N: usize> Requester<N> {
         self.started_retry = true;
         self.rewound_at = self.now;
         self.probed = None;
+        if cause != GoBackCause::Rnr {
+            let window = self.config.psn_window.max(1);
+            self.paced_until = Some(self.psn_high.add(window));
+        }
         match cause {
             GoBackCause::Timeout => self.restarting = true,
             // The responder answered and named the PSN it expects.
