@@ -148,8 +148,8 @@ pub(crate) struct QpBody {
     /// processed in the order they arrived.
     pub(crate) rx_pending: AtomicU32,
     /// Payload packets the receive path has seen, while the backlog was
-    /// empty, since the QP last took a SEND or WRITE to send (see
-    /// `crate::recv`).
+    /// empty, since the QP last took a SEND or WRITE to send, or a READ
+    /// with nothing outstanding (see `crate::recv`).
     pub(crate) rx_run: AtomicU32,
 }
 

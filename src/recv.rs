@@ -46,12 +46,13 @@ use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 const SPREAD_MIN_BYTES: usize = 512;
 
 /// Payload packets a QP takes here since it last sent a message of its
-/// own (a SEND or WRITE it was posted) before spreading moves the rest
-/// (and, while its backlog is not empty, whatever follows): a ping-pong
-/// of messages up to this many packets (64 KiB at path MTU 1024) is
-/// never spread, so its latency pays no hop; a QP that keeps receiving
-/// (a stream of WRITEs or SENDs to it, the replies to its READs) is worth
-/// a second CPU.
+/// own (a SEND or WRITE it was posted, or a READ with none outstanding)
+/// before spreading moves the rest (and, while its backlog is not empty,
+/// whatever follows): a ping-pong of messages (or of READs) up to this
+/// many packets (64 KiB at path MTU 1024) is never spread, so its
+/// latency pays no hop; a QP that keeps receiving (a stream of WRITEs or
+/// SENDs to it, the replies to its stream of READs) is worth a second
+/// CPU.
 const SPREAD_AFTER_PACKETS: u32 = 64;
 
 /// Most datagrams a QP's backlog holds; one more is dropped (counted) and

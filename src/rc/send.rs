@@ -281,17 +281,20 @@ fn take_wqes(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
         }
         rc.next_id += 1;
         rc.taken += 1;
-        if matches!(
+        let answers = matches!(
             opcode,
             WrOpcode::Send
                 | WrOpcode::SendWithImm
                 | WrOpcode::SendWithInv
                 | WrOpcode::RdmaWrite
                 | WrOpcode::RdmaWriteWithImm
-        ) {
-            // The QP answers what it received with a message of its own:
+        );
+        if answers || (opcode == WrOpcode::RdmaRead && held == 0) {
+            // The QP answers what it received with a message of its own,
+            // or asks for the next READ once the last one has completed:
             // a ping-pong, whose latency receive spreading must not
-            // lengthen (see `crate::recv`).
+            // lengthen (see `crate::recv`). A READ taken while others are
+            // outstanding is a stream of them, whose replies are spread.
             qp.body
                 .rx_run
                 .store(0, core::sync::atomic::Ordering::Relaxed);

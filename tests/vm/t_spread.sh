@@ -12,7 +12,8 @@
 # every packet either side sent is received and counted by the other,
 # with no sequence error (what a datagram processed out of its QP's
 # order causes) and no backlog overflow. Ping-pongs of 64 KiB and 4 KiB
-# messages are not spread at all (their latency would pay the hop).
+# messages, and of 4 KiB READs, are not spread at all (their latency
+# would pay the hop).
 # Then with rx_spread=0 nothing is spread.
 #
 # Needs two vCPUs (one CPU is every QP's receive CPU: nothing to spread).
@@ -73,6 +74,14 @@ for size in 65536 4096; do
     [ "$(debug rcvd_spread)" = "$d0" ] ||
         fail "$size-byte ping-pong: $(( $(debug rcvd_spread) - d0 )) packets spread"
 done
+# A READ ping-pong (one 4 KiB READ at a time, 400 reply packets in all):
+# the requester takes a READ, not a SEND or WRITE, each round; never
+# spread either.
+d0=$(debug rcvd_spread)
+peer_pair read-pingpong ib_read_lat -d rxe1 -x "$g1" -p "$port" -F -s 4096 -n 100 -m 1024 -- \
+    ib_read_lat -d rxe0 -x "$g0" -p "$port" -F -s 4096 -n 100 -m 1024 10.0.0.2
+[ "$(debug rcvd_spread)" = "$d0" ] ||
+    fail "READ ping-pong: $(( $(debug rcvd_spread) - d0 )) packets spread"
 two_namespaces_down
 rxe_unload || fail "unload"
 
