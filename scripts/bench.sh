@@ -20,6 +20,9 @@
 #                                same bytes at the other sizes)
 #   RXE_BENCH_SIZES="64 4096 65536 1048576"  bandwidth message sizes
 #   RXE_BENCH_PARTS="write_bw read_bw send_bw scaling latency"  what to run
+#                                (also "placement": write_bw and read_bw
+#                                64 KiB with the client pinned to each
+#                                CPU in turn, not run by default)
 #   RXE_BENCH_KERNEL=bench       the kernel to boot: "bench" (default), the
 #                                benchmark kernel without debug options
 #                                (scripts/build-kernel.sh bench, built

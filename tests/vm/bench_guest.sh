@@ -79,7 +79,7 @@ perf() {
     local spid=$!
     wait_for 120 sh -c "${ns[*]} ss -Htln 'sport = :$port' | grep -q :$port"
     local t0=$SECONDS
-    timeout -k 5 "$client_timeout" "$prog" -d rxe0 -x "$g0" -p $port -F "$@" $addr > "$log" 2>&1
+    ${CLIENT_CPU:+taskset -c $CLIENT_CPU} timeout -k 5 "$client_timeout" "$prog" -d rxe0 -x "$g0" -p $port -F "$@" $addr > "$log" 2>&1
     local rc=$?
     echo "$name: client exit $rc after $((SECONDS - t0)) s"
     echo "  rxe0 counters: $(counters rxe0)"
@@ -200,6 +200,14 @@ for driver in "$@"; do
             'BEGIN { printf "write_bw_65536_2pairs_cpu_s_per_GB %.2f\n", t / hz / (bytes / 1e9) }' >> "$out"
         # Loopback: both ends on rxe0.
         LOOPBACK=1 BW_TAG=_loopback bw write_bw 65536 "$(iters_for 65536)"
+    fi
+    # Placement: the client (the polling application) pinned to each CPU
+    # in turn; an unpinned run lands on either, whence boot-to-boot spread.
+    if wanted placement; then
+        for cpu in $(seq 0 $(($(nproc) - 1))); do
+            CLIENT_CPU=$cpu BW_TAG=_cpu$cpu bw write_bw 65536 "$(iters_for 65536)"
+            CLIENT_CPU=$cpu BW_TAG=_cpu$cpu bw read_bw 65536 "$(iters_for 65536)"
+        done
     fi
     wanted latency &&
     for op in send_lat write_lat read_lat; do
