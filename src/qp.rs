@@ -488,9 +488,10 @@ pub(crate) fn destroy(rxe: &RxeDevice, qp: &RxeQp) {
     qp.body.rx_work.disable();
     qp.body.uses.drain();
     // What the receive path left for the disabled receive work goes unread,
-    // as if lost on the way.
+    // as if lost on the way, counted as datagrams for a QP that is gone.
     let unread = qp.body.rx_backlog.purge();
     crate::recv::backlog_done(qp, unread);
+    crate::recv::dropped_for_gone_qp(unread);
     // Nothing else touches the QP now. The ACKs it owes go out (the
     // transmit work may have been disabled before it sent them): a peer
     // whose last message we received must learn it, or its send never

@@ -83,6 +83,12 @@ pub(crate) fn backlog_done(qp: &RxeQp, n: u32) {
     BACKLOG_WAITING.fetch_sub(n, Ordering::SeqCst);
 }
 
+/// Counts `n` datagrams a destroyed QP's backlog held unprocessed, as
+/// datagrams for no QP (they arrived for one that is gone now).
+pub(crate) fn dropped_for_gone_qp(n: u32) {
+    DROPS.no_qp.fetch_add(u64::from(n), Ordering::Relaxed);
+}
+
 /// Datagrams dropped on receive, by reason (module-wide, shown by
 /// crate::debugfs as `rdma_rxe/rcvd_drop_*`; the device's 17 counters are
 /// the C driver's and have no place for them).

@@ -298,3 +298,26 @@ peer_pair() {
         fail "$name: buffer check reported invalid data"
     port=$((port + 1))
 }
+
+# rxe_counts: rxe0's sent and received packets, rxe1's, and the
+# datagrams dropped for want of their QP (rdma_rxe/rcvd_drop_no_qp), on
+# one line.
+rxe_counts() {
+    echo "$(hw_counter rxe0 sent_pkts) $(hw_counter rxe0 rcvd_pkts)" \
+        "$(hw_counter rxe1 sent_pkts) $(hw_counter rxe1 rcvd_pkts)" \
+        "$(cat /sys/kernel/debug/rdma_rxe/rcvd_drop_no_qp)"
+}
+
+# rxe_books_balance BEFORE: since rxe_counts printed BEFORE, every packet
+# rxe0 or rxe1 sent was received by the other, or dropped because its
+# QP was gone (a needless probe's duplicate that arrived after the
+# transfer's QPs were destroyed), and no more than 16 such.
+rxe_books_balance() {
+    local s0 r0 s1 r1 n now
+    read -r s0 r0 s1 r1 n <<< "$1"
+    read -r -a now <<< "$(rxe_counts)"
+    local sent0=$((now[0] - s0)) rcvd0=$((now[1] - r0)) sent1=$((now[2] - s1))
+    local rcvd1=$((now[3] - r1)) gone=$((now[4] - n))
+    [ "$rcvd1" -le "$sent0" ] && [ "$rcvd0" -le "$sent1" ] && [ "$gone" -le 16 ] &&
+        [ $((sent0 + sent1)) -eq $((rcvd0 + rcvd1 + gone)) ]
+}

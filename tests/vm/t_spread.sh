@@ -9,8 +9,9 @@
 # 64 KiB WRITEs with two QPs. Each must pass its buffer check;
 # rdma_rxe/rcvd_spread must count at least the SEND packets after the
 # 64th of each message and the READ-reply packets after the first 64;
-# every packet either side sent is received and counted by the other,
-# with no sequence error (what a datagram processed out of its QP's
+# every packet either side sent is received and counted by the other
+# (or, a needless probe's duplicate, dropped for a QP gone by then), with
+# no sequence error (what a datagram processed out of its QP's
 # order causes) and no backlog overflow. Ping-pongs of 64 KiB and 4 KiB
 # messages, and of 4 KiB READs, are not spread at all (their latency
 # would pay the hop).
@@ -35,9 +36,10 @@ port=18700
 # meanwhile) and data (the SEND and READ-reply packets that must be);
 # checks counts and errors.
 traffic() {
-    local label=$1 s0 r0 rs0 rr0 d0 f0 e0 e1
+    local label=$1 s0 r0 rs0 rr0 d0 f0 e0 e1 books
     s0=$(hw_counter rxe0 sent_pkts); r0=$(hw_counter rxe1 rcvd_pkts)
     rs0=$(hw_counter rxe1 sent_pkts); rr0=$(hw_counter rxe0 rcvd_pkts)
+    books=$(rxe_counts)
     d0=$(debug rcvd_spread); f0=$(debug rcvd_drop_backlog_full)
     e0=$(hw_counter rxe0 rcvd_seq_err); e1=$(hw_counter rxe1 rcvd_seq_err)
     peer_pair "$label-pingpong" ibv_rc_pingpong -d rxe1 -g "$g1" -p "$port" -c -s 1048576 -m 1024 -n 4 -- \
@@ -46,6 +48,11 @@ traffic() {
         ib_read_bw -d rxe0 -x "$g0" -p "$port" -F -s 65536 -n 32 -m 1024 10.0.0.2
     peer_pair "$label-write" ib_write_bw -d rxe1 -x "$g1" -p "$port" -F -s 65536 -n 32 -m 1024 -q 2 -- \
         ib_write_bw -d rxe0 -x "$g0" -p "$port" -F -s 65536 -n 32 -m 1024 -q 2 10.0.0.2
+    # Every packet either side sent is received and counted by the other,
+    # or (a needless probe's duplicate, on the emulated clock) dropped
+    # because its QP was gone by then; the counts settle within seconds.
+    wait_for 10 rxe_books_balance "$books" ||
+        fail "$label: packets lost: before $books, after $(rxe_counts) (rxe0 sent, rcvd, rxe1 sent, rcvd, dropped for no QP)"
     local sent rcvd r_sent r_rcvd
     sent=$(( $(hw_counter rxe0 sent_pkts) - s0 )); rcvd=$(( $(hw_counter rxe1 rcvd_pkts) - r0 ))
     r_sent=$(( $(hw_counter rxe1 sent_pkts) - rs0 )); r_rcvd=$(( $(hw_counter rxe0 rcvd_pkts) - rr0 ))
@@ -55,8 +62,6 @@ traffic() {
     data=$(( 4 * 2 * (1024 - 64) + 32 * 64 - 64 ))
     note "$label: rxe0 sent $sent packets, rxe1 received $rcvd; rxe1 sent $r_sent," \
         "rxe0 received $r_rcvd; $spread spread"
-    [ "$rcvd" = "$sent" ] || fail "$label: rxe0 sent $sent packets, rxe1 received $rcvd"
-    [ "$r_rcvd" = "$r_sent" ] || fail "$label: rxe1 sent $r_sent packets, rxe0 received $r_rcvd"
     [ "$(hw_counter rxe0 rcvd_seq_err)" = "$e0" ] && [ "$(hw_counter rxe1 rcvd_seq_err)" = "$e1" ] ||
         fail "$label: sequence errors: datagrams processed out of order"
     [ "$(debug rcvd_drop_backlog_full)" = "$f0" ] || fail "$label: a receive backlog overflowed"
