@@ -367,6 +367,35 @@ fn a_responder_that_keeps_up_gets_the_whole_window() {
     assert_eq!(asks, vec![7, 15, 23, 31], "each message's last packet");
 }
 
+/// After a go-back-N for a loss the tight cap returns, until a PSN window
+/// past what had been sent is acknowledged.
+#[test]
+fn after_a_loss_the_flight_is_paced_for_a_window() {
+    let mut req = measured();
+    assert!(!req.paced());
+    for id in 1..5 {
+        req.post(write(id, 8192), &mut |_| panic!()).unwrap();
+    }
+    assert_eq!(tx(&at(&mut req, 1000 * US, SEND_ALL)).len(), 32);
+    // PSN 104 was lost: the NAK goes back, and the resend stops at twice
+    // the product (MIN_FLIGHT here) ahead of comp_psn.
+    let acts = at(&mut req, 1100 * US, nak(104));
+    assert_eq!(go_backs(&acts), vec![(Psn::new(104), GoBackCause::Nak)]);
+    assert!(req.paced());
+    assert_eq!(req.flight_cap(), 16);
+    let resent = tx(&at(&mut req, 1100 * US, SEND_ALL));
+    assert_eq!(resent.first().map(|p| p.header.psn.get()), Some(104));
+    assert_eq!(resent.len(), 16);
+    // Everything sent acknowledged: still within the window after the
+    // loss (PSN 136 + 128), still paced at twice the product (which the
+    // ACK's sample raised), not the window the unpaced rate would allow.
+    at(&mut req, 1200 * US, ack(135));
+    assert!(req.paced());
+    let bdp = req.rtt().bdp_packets().unwrap();
+    assert_eq!(req.flight_cap(), (2 * bdp).max(16));
+    assert!(req.flight_cap() < 128);
+}
+
 /// Runs `req` against a peer that never answers, from `t0` until `end`
 /// (ns), firing the retry timer when due; `due` carries the timer's
 /// deadline from one call to the next. Returns the packets sent.
