@@ -8,8 +8,9 @@
 //!
 //! Receive spreading: a connected QP's packets all leave from its transmit
 //! CPU, and a local peer's are received there too (a veth delivers on the
-//! sending CPU), so one stream would build, check and place every byte on
-//! one CPU. A datagram that carries payload to an RC or UC QP, arriving
+//! sending CPU, the driver's loopback path drains each CPU's packets
+//! there), so one stream would build, check and place every byte on one
+//! CPU. A datagram that carries payload to an RC or UC QP, arriving
 //! on another CPU than the QP's receive CPU, is instead left in the QP's
 //! backlog for its receive work there, which checks and places it; once
 //! one is, the QP's later datagrams queue behind it until the backlog is
@@ -199,13 +200,13 @@ fn receive(d: RxDatagram<'_>) {
 /// Leaves `d` to its QP's receive work, on the QP's receive CPU, if it
 /// carries payload to an RC or UC QP and arrived elsewhere, or if the QP's
 /// backlog holds datagrams still (see the module's comment); else gives it
-/// back, to be processed here, with its QP if this found it. Not for the
-/// loopback path's packets, and off with the `rx_spread` parameter.
+/// back, to be processed here, with its QP if this found it. Off with the
+/// `rx_spread` parameter.
 fn spread<'a>(
     rxe: &RxeDevice,
     d: RxDatagram<'a>,
 ) -> Option<(RxDatagram<'a>, Option<TableRef<RxeQp>>)> {
-    if d.is_loopback() || !crate::module_parameters::rx_spread.value() {
+    if !crate::module_parameters::rx_spread.value() {
         return Some((d, None));
     }
     let roce = d.payload();

@@ -564,7 +564,6 @@ pub(crate) struct RxDatagram<'a> {
     ip: &'a [u8],
     udp: [u8; 8],
     payload: &'a [u8],
-    loopback: bool,
 }
 
 impl<'a> RxDatagram<'a> {
@@ -610,7 +609,6 @@ impl<'a> RxDatagram<'a> {
             ip,
             udp,
             payload,
-            loopback,
         })
     }
 }
@@ -678,11 +676,6 @@ impl RxDatagram<'_> {
     /// The UDP payload: the RoCE packet.
     pub(crate) fn payload(&self) -> &[u8] {
         self.payload
-    }
-
-    /// Whether it came through the driver's loopback path.
-    pub(crate) fn is_loopback(&self) -> bool {
-        self.loopback
     }
 }
 

@@ -274,15 +274,17 @@ hw_counter() { cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2"; }
 # peer_pair NAME SERVER-ARGS -- CLIENT-ARGS: a perftest or ibverbs-utils
 # pair, the server in namespace "peer", the client here; both must exit 0
 # within 300 s and no buffer check may report invalid data (the client
-# retries while the server is not yet listening). Outputs in
-# /tmp/pair-NAME.server and .client; increments $port.
+# retries while the server is not yet listening). With PAIR_LOCAL=1 the
+# server runs here too (both ends on one device: the loopback path).
+# Outputs in /tmp/pair-NAME.server and .client; increments $port.
 peer_pair() {
     local name=$1; shift
-    local server=() client=() log
+    local server=() client=() log ns=(ip netns exec peer)
     log=/tmp/pair-$name
+    [ -z "${PAIR_LOCAL:-}" ] || ns=()
     while [ "$1" != -- ]; do server+=("$1"); shift; done; shift
     client=("$@")
-    ip netns exec peer timeout -k 5 300 "${server[@]}" > "$log.server" 2>&1 &
+    "${ns[@]}" timeout -k 5 300 "${server[@]}" > "$log.server" 2>&1 &
     local spid=$!
     sleep 3
     local ok=0

@@ -14,7 +14,9 @@
 # no sequence error (what a datagram processed out of its QP's
 # order causes) and no backlog overflow. Ping-pongs of 64 KiB and 4 KiB
 # messages, and of 4 KiB READs, are not spread at all (their latency
-# would pay the hop).
+# would pay the hop). Over the loopback path (both ends on rxe0, whose
+# packets are received on the sending QP's transmit CPU) a ping-pong of
+# 1 MiB SENDs is spread as between namespaces, in order.
 # Then with rx_spread=0 nothing is spread.
 #
 # Needs two vCPUs (one CPU is every QP's receive CPU: nothing to spread).
@@ -87,6 +89,19 @@ peer_pair read-pingpong ib_read_lat -d rxe1 -x "$g1" -p "$port" -F -s 4096 -n 10
     ib_read_lat -d rxe0 -x "$g0" -p "$port" -F -s 4096 -n 100 -m 1024 10.0.0.2
 [ "$(debug rcvd_spread)" = "$d0" ] ||
     fail "READ ping-pong: $(( $(debug rcvd_spread) - d0 )) packets spread"
+# Loopback: 4 round trips of a 1024-packet message each way, all on rxe0.
+d0=$(debug rcvd_spread); s0=$(hw_counter rxe0 sent_pkts); r0=$(hw_counter rxe0 rcvd_pkts)
+e0=$(hw_counter rxe0 rcvd_seq_err); f0=$(debug rcvd_drop_backlog_full)
+PAIR_LOCAL=1 peer_pair loopback ibv_rc_pingpong -d rxe0 -g "$g0" -p "$port" -c -s 1048576 -m 1024 -n 4 -- \
+    ibv_rc_pingpong -d rxe0 -g "$g0" -p "$port" -c -s 1048576 -m 1024 -n 4 10.0.0.1
+spread=$(( $(debug rcvd_spread) - d0 ))
+note "loopback: rxe0 sent $(( $(hw_counter rxe0 sent_pkts) - s0 )) packets," \
+    "received $(( $(hw_counter rxe0 rcvd_pkts) - r0 )); $spread spread"
+[ "$spread" -ge $(( 4 * 2 * (1024 - 64) )) ] ||
+    fail "loopback: only $spread of at least $(( 4 * 2 * (1024 - 64) )) data packets spread"
+[ "$(hw_counter rxe0 rcvd_seq_err)" = "$e0" ] ||
+    fail "loopback: sequence errors: datagrams processed out of order"
+[ "$(debug rcvd_drop_backlog_full)" = "$f0" ] || fail "loopback: a receive backlog overflowed"
 two_namespaces_down
 rxe_unload || fail "unload"
 
