@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The driver's debugfs files: `/sys/kernel/debug/rdma_rxe/` with the
-//! receive path's drop counters (`rcvd_drop_*`) and the benchmark's
+//! receive path's drop counters (`rcvd_drop_*`), what receive spreading
+//! and the doorbell moved between CPUs (`rcvd_spread`,
+//! `sent_from_posting_cpu`), the requesters' totals and the benchmark's
 //! `ceiling` (crate::ceiling), and a directory per
 //! device with `faults`, its fault-injection rules (crate::fault), and
 //! `qps`, one line per QP with its live PSN state.
@@ -9,6 +11,7 @@
 use crate::{
     device::RxeDevice,
     fault::{self, FaultInjector},
+    rc::send::SENT_FROM_POSTING_CPU,
     recv,
     sys::device_box::Owner,
 };
@@ -80,6 +83,7 @@ fn create_root() {
         (c"rcvd_drop_not_resident", &drops.not_resident),
         (c"rcvd_drop_backlog_full", &drops.backlog_full),
         (c"rcvd_spread", &recv::SPREAD),
+        (c"sent_from_posting_cpu", &SENT_FROM_POSTING_CPU),
     ];
     let mut files = KVec::new();
     for (name, counter) in Iterator::chain(drop_counters.into_iter(), totals) {

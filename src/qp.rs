@@ -130,6 +130,13 @@ pub(crate) struct QpBody {
     /// Transmission stopped at [`TX_INFLIGHT_HIGH`]; the packet that brings
     /// `tx_inflight` below [`TX_INFLIGHT_LOW`] queues `tx_work`.
     pub(crate) tx_blocked: AtomicBool,
+    /// After the requester's last step (a transmit, a response, a
+    /// timer), every request packet it had sent was acknowledged: a hint,
+    /// read without the QP lock, that a doorbell finding the lock taken
+    /// (the receive path finishing the message that the poster just
+    /// saw complete) may wait for it and send from the posting CPU
+    /// (`crate::rc::send`).
+    pub(crate) all_acked: AtomicBool,
     /// Transmits for the QP on its transmit CPU, as `tx_work` does, when
     /// the receive path asks from another CPU (high priority; see
     /// [`crate::rc::transmit_or_kick`]).
@@ -437,6 +444,7 @@ pub(crate) fn create(
         tx_inflight: AtomicU32::new(0),
         tx_link,
         tx_blocked: AtomicBool::new(false),
+        all_acked: AtomicBool::new(false),
         reply_work <- TxWork::new::<RxeQp, REPLY_WORK>(),
         rx_backlog <- RxBacklog::new(),
         rx_work <- TxWork::new::<RxeQp, RX_WORK>(),

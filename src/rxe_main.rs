@@ -51,6 +51,10 @@ module! {
             default: true,
             description: "Place an RC/UC QP's received payload on another CPU than the one that sends its packets (from work there), so one stream uses two CPUs",
         },
+        post_cpu_send: bool {
+            default: true,
+            description: "Send an RC QP's new requests from the CPU that posted them when all it sent is acknowledged (a ping-pong's next message), not from its transmit CPU",
+        },
     },
 }
 

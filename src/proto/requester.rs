@@ -673,6 +673,53 @@ impl<const N: usize> Requester<N> {
         self.psn_high.after(self.comp_psn)
     }
 
+    /// Whether a WQE not yet begun is a READ, an atomic or a FLUSH: a
+    /// request whose answer the responder sends back as a reply.
+    pub fn unsent_awaits_reply(&self) -> bool {
+        (0..self.buffer.len())
+            .filter_map(|i| self.buffer.get(i))
+            .any(|entry| {
+                !entry.sent
+                    && matches!(
+                        entry.wqe.op,
+                        WqeOp::Read { .. } | WqeOp::Atomic(_) | WqeOp::Flush { .. }
+                    )
+            })
+    }
+
+    /// Request packets the posted WQEs still need transmitted: every
+    /// packet of a WQE not yet begun (one for a READ, an atomic or a
+    /// FLUSH) and, of those begun, what lies at or after the next PSN
+    /// (after a go-back-N, what is to be sent again).
+    pub fn unsent_packets(&self) -> u32 {
+        let mtu = self.config.mtu;
+        let next = self.psn;
+        (0..self.buffer.len())
+            .filter_map(|i| self.buffer.get(i))
+            .map(|entry| {
+                let one_request = matches!(
+                    entry.wqe.op,
+                    WqeOp::Read { .. } | WqeOp::Atomic(_) | WqeOp::Flush { .. }
+                );
+                if !entry.sent {
+                    if one_request {
+                        1
+                    } else {
+                        entry.wqe.packets(mtu)
+                    }
+                } else if next.after(entry.last_psn) {
+                    0
+                } else if one_request {
+                    1
+                } else if next.before(entry.first_psn) {
+                    entry.last_psn.distance_from(entry.first_psn) + 1
+                } else {
+                    entry.last_psn.distance_from(next) + 1
+                }
+            })
+            .fold(0, u32::saturating_add)
+    }
+
     /// Posts a WQE. In ERROR it is completed at once with a flush error.
     pub fn post(
         &mut self,

@@ -33,7 +33,10 @@ use crate::{
     qp::{QpInner, RxeQp, TX_INFLIGHT_HIGH, TX_INFLIGHT_LOW},
     sys::{net::NetDevice, trace},
 };
-use core::sync::atomic::Ordering::SeqCst;
+use core::sync::atomic::{
+    AtomicU64,
+    Ordering::{Relaxed, SeqCst},
+};
 use kernel::prelude::*;
 
 /// Packets the requester may emit per step.
@@ -42,6 +45,11 @@ const TX_BUDGET: u32 = 32;
 /// Most actions one requester step produces: every WQE completing plus
 /// timers, or a transmit budget's packets.
 pub(crate) const ACTIONS_MAX: usize = 2 * SQ_WINDOW + TX_BUDGET as usize + 8;
+
+/// Doorbells that sent an RC QP's request packets from the CPU that
+/// posted them, not the QP's transmit CPU ([`may_send_here`];
+/// `rdma_rxe/sent_from_posting_cpu` in debugfs).
+pub(crate) static SENT_FROM_POSTING_CPU: AtomicU64 = AtomicU64::new(0);
 
 /// `post_send` of a user QP (librxe's doorbell): process what the SQ ring
 /// holds. `EINVAL` before RTS, as rxe.
@@ -60,7 +68,8 @@ pub(crate) fn doorbell(rxe: &RxeDevice, qp: &RxeQp) -> Result {
 /// An RC or UC QP whose lock another CPU holds (its receive path taking
 /// ACKs and sending the next packets, typically) is not waited for: the
 /// QP's transmit work takes the new WQEs once the lock is free, and the
-/// poster goes back to its own work instead of spinning. Only a QP that
+/// poster goes back to its own work instead of spinning, unless it may
+/// likely send from here ([`may_wait_to_send_here`]). Only a QP that
 /// could take WQEs is left to it; otherwise (before RTS, or an unknown
 /// state) the doorbell waits for the lock and answers as always.
 fn ring(rxe: &RxeDevice, qp: &RxeQp, ndev: &NetDevice) -> Result {
@@ -68,6 +77,8 @@ fn ring(rxe: &RxeDevice, qp: &RxeQp, ndev: &NetDevice) -> Result {
     let result = {
         let mut guard = match qp.body.state.try_lock() {
             Some(guard) => guard,
+            // Likely to send from here once the lock is free: wait for it.
+            None if may_wait_to_send_here(qp) => qp.body.state.lock(),
             None if !qp.body.qp_type.is_datagram()
                 && matches!(
                     qp.body.post_state(),
@@ -98,7 +109,12 @@ fn ring(rxe: &RxeDevice, qp: &RxeQp, ndev: &NetDevice) -> Result {
                 if inner.rc.sending {
                     take_wqes(rxe, qp, inner);
                 }
-                super::transmit_or_kick(rxe, qp, inner, ndev, &mut out, false);
+                if may_send_here(qp, inner) {
+                    SENT_FROM_POSTING_CPU.fetch_add(1, Relaxed);
+                    pump(rxe, qp, inner, ndev, &mut out);
+                } else {
+                    super::transmit_or_kick(rxe, qp, inner, ndev, &mut out, false);
+                }
                 Ok(())
             }
             _ => Err(EINVAL),
@@ -106,6 +122,62 @@ fn ring(rxe: &RxeDevice, qp: &RxeQp, ndev: &NetDevice) -> Result {
     };
     out.send(rxe, qp);
     result
+}
+
+/// Most request packets a doorbell sends from the posting CPU
+/// ([`may_send_here`]): a ping-pong's message of up to 16 KiB at path MTU
+/// 1024.
+const POST_CPU_MAX_PACKETS: u32 = 16;
+
+/// Whether the doorbell may send an RC QP's request packets on this CPU
+/// although it is not the QP's transmit CPU: every request packet sent
+/// so far is acknowledged, so the responder has processed them all and
+/// none waits in another CPU's backlog for the new ones to overtake, and
+/// all the packets the posted WQEs need go out in this call (at most
+/// [`POST_CPU_MAX_PACKETS`], within the flight cap and the in-host
+/// bound), so that none is left for the transmit CPU to send while
+/// these may still wait in this CPU's backlog; and none of them is a
+/// READ or an atomic, whose reply the responder would send from its
+/// transmit CPU after a hop there (a READ ping-pong measured slower so).
+/// The QP's replies, another PSN space, still leave from its transmit
+/// CPU. A ping-pong's next
+/// message then leaves at once, from the CPU that posted it, instead of
+/// waking the transmit work on a CPU that may be busy with the peer's
+/// poller; a stream always has packets in flight and keeps to its
+/// transmit CPU. Off with the `post_cpu_send` parameter.
+fn may_send_here(qp: &RxeQp, inner: &QpInner) -> bool {
+    let requester = &inner.rc.requester;
+    if qp.body.qp_type != QpType::Rc
+        || !inner.rc.sending
+        || !crate::module_parameters::post_cpu_send.value()
+        || crate::sys::work::this_cpu() == crate::sys::work::tx_cpu(qp.body.tx_key())
+    {
+        return false;
+    }
+    if requester.has_unacked()
+        || requester.waiting_for_rnr()
+        || requester.is_error()
+        || requester.unsent_awaits_reply()
+    {
+        return false;
+    }
+    let room = TX_INFLIGHT_HIGH.saturating_sub(qp.body.tx_inflight.load(SeqCst));
+    let unsent = requester.unsent_packets();
+    unsent > 0 && unsent <= POST_CPU_MAX_PACKETS.min(requester.flight_cap()).min(room)
+}
+
+/// Whether a doorbell that found the QP lock taken should wait for it
+/// rather than leave the new WQEs to the transmit work: on an RC QP
+/// whose requester had everything acknowledged after its last step, on
+/// another CPU than the QP's transmit CPU, [`may_send_here`] will likely
+/// let it send at once. In a ping-pong the lock is typically held by the
+/// receive path finishing the message whose completion the poster just
+/// saw.
+fn may_wait_to_send_here(qp: &RxeQp) -> bool {
+    qp.body.qp_type == QpType::Rc
+        && crate::module_parameters::post_cpu_send.value()
+        && qp.body.all_acked.load(Relaxed)
+        && crate::sys::work::this_cpu() != crate::sys::work::tx_cpu(qp.body.tx_key())
 }
 
 /// Takes new WQEs and lets the requester transmit until it stops.
@@ -424,6 +496,11 @@ pub(crate) fn step(
         }
     });
     count(rxe, &before, inner.rc.requester.counters());
+    let requester = &inner.rc.requester;
+    qp.body.all_acked.store(
+        !requester.has_unacked() && !requester.waiting_for_rnr() && !requester.is_error(),
+        Relaxed,
+    );
     if overflow {
         // Lost actions would leave WQEs that never complete: fail the QP.
         pr_warn!("QP {:#x}: requester actions overflow\n", qp.body.qpn);

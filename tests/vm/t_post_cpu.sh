@@ -1,0 +1,72 @@
+# Sending from the posting CPU (issue 16): an RC QP's packets leave from
+# its transmit CPU, except that a doorbell rung while every request
+# packet the QP sent is acknowledged sends the new ones at once, from the
+# CPU that posted them (nothing of the QP's can be overtaken then). A
+# ping-pong (ibv_rc_pingpong, 300 round trips of 4 KiB, data checked)
+# with client and server pinned to different CPUs, run twice with the
+# CPUs swapped: in one run the client, in the other the server, posts on
+# a CPU that is not the QP's transmit CPU, and some of its SENDs must
+# leave from there (rdma_rxe/sent_from_posting_cpu; at least 3 of the
+# 600: more often the transmit CPU, finishing the message the poster
+# saw complete, has taken the new SEND from the ring first, which is as
+# quick; 17 and 116 in the debug and production passes of one run). A
+# stream of 64 KiB WRITEs (ib_write_bw, 200 posts, each with packets of
+# the earlier ones unacknowledged, and more than 16 packets each) keeps
+# to its transmit CPU: at most a quarter of its posts may send from the
+# posting CPU (none did in that run). No sequence error
+# either side (a packet overtaking an earlier one of its QP). Then with
+# post_cpu_send=0 nothing is sent from the posting CPU.
+#
+# Needs two vCPUs. The C driver sends from its QP's task: not run.
+. "$(dirname "$0")/lib.sh"
+
+if [ "$RXE_DRIVER" = c ]; then
+    note "C driver: sends from its QP's task, not run"
+    exit 0
+fi
+[ "$(nproc)" -ge 2 ] || fail "needs two CPUs, the guest has $(nproc)"
+command -v ibv_rc_pingpong >/dev/null || fail "ibverbs-utils missing"
+command -v ib_write_bw >/dev/null || fail "perftest missing"
+
+here() { cat /sys/kernel/debug/rdma_rxe/sent_from_posting_cpu; }
+port=18800
+
+# pingpongs: the two pinned ping-pongs; sets moved (doorbells that sent
+# from the posting CPU meanwhile).
+pingpongs() {
+    local h0 e0 e1 cpu
+    h0=$(here)
+    e0=$(hw_counter rxe0 rcvd_seq_err); e1=$(hw_counter rxe1 rcvd_seq_err)
+    for cpu in 0 1; do
+        peer_pair "pingpong-cpu$cpu" taskset -c $((1 - cpu)) \
+            ibv_rc_pingpong -d rxe1 -g "$g1" -p "$port" -c -s 4096 -m 1024 -n 300 -- \
+            taskset -c "$cpu" \
+            ibv_rc_pingpong -d rxe0 -g "$g0" -p "$port" -c -s 4096 -m 1024 -n 300 10.0.0.2
+    done
+    moved=$(( $(here) - h0 ))
+    [ "$(hw_counter rxe0 rcvd_seq_err)" = "$e0" ] && [ "$(hw_counter rxe1 rcvd_seq_err)" = "$e1" ] ||
+        fail "ping-pong: sequence errors: a packet overtook an earlier one of its QP"
+}
+
+rxe_load || fail "modprobe"
+two_namespaces || fail "two-namespace set-up"
+pingpongs
+note "ping-pongs: $moved of 1200 SENDs sent from the posting CPU"
+[ "$moved" -ge 3 ] || fail "ping-pong: only $moved SENDs sent from the posting CPU, want at least 3"
+h0=$(here); e0=$(hw_counter rxe1 rcvd_seq_err)
+peer_pair stream ib_write_bw -d rxe1 -x "$g1" -p "$port" -F -s 65536 -n 200 -m 1024 -- \
+    ib_write_bw -d rxe0 -x "$g0" -p "$port" -F -s 65536 -n 200 -m 1024 10.0.0.2
+moved=$(( $(here) - h0 ))
+note "stream: $moved of 200 posts sent from the posting CPU"
+[ "$moved" -le 50 ] || fail "stream: $moved of 200 posts sent from the posting CPU, want at most 50"
+[ "$(hw_counter rxe1 rcvd_seq_err)" = "$e0" ] || fail "stream: sequence errors"
+two_namespaces_down
+rxe_unload || fail "unload"
+
+modprobe rdma_rxe post_cpu_send=0 || fail "modprobe post_cpu_send=0"
+two_namespaces || fail "two-namespace set-up"
+pingpongs
+[ "$moved" = 0 ] || fail "post_cpu_send=0: $moved SENDs sent from the posting CPU"
+two_namespaces_down
+rxe_unload || fail "unload"
+echo "PASS"
