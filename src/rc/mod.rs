@@ -354,7 +354,9 @@ pub(crate) fn state_changed(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner, ol
 /// transmit work there. Every
 /// packet of a QP thus leaves from one CPU, in order: packets sent from
 /// two CPUs at once reach a local receiver through two per-CPU backlogs
-/// and arrive out of order, which RC answers with go-back-N.
+/// and arrive out of order, which RC answers with go-back-N. (The one
+/// exception, the doorbell of an RC QP with nothing unacknowledged, is
+/// `send::may_send_here`'s.)
 ///
 /// `received`: called on the receive path (softirq, or the QP's receive
 /// work), whose replies and window updates a softirq on the transmit CPU
