@@ -344,7 +344,7 @@ fi
 # names) run in a guest of 2 vCPUs of their own, after the others (it
 # takes both cores): one-vCPU guests never run two contexts of the driver
 # at once. With one guest of 2 vCPUs anyway, they run in it.
-smp_pattern=${RXE_VM_SMP_TESTS:-'^(c|rust)/t_(last_ack|srq_race|spread|post_cpu)$'}
+smp_pattern=${RXE_VM_SMP_TESTS:-'^(c|rust)/t_(last_ack|srq_race|spread|post_cpu|kverbs_handler)$'}
 smp_run=()
 if [ "${RXE_VM_GUESTS:-2}" -gt 1 ] || [ "${RXE_VM_CPUS:-2}" -lt 2 ]; then
     rest=()

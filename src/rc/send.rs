@@ -172,9 +172,16 @@ fn may_send_here(qp: &RxeQp, inner: &QpInner) -> bool {
 /// another CPU than the QP's transmit CPU, [`may_send_here`] will likely
 /// let it send at once. In a ping-pong the lock is typically held by the
 /// receive path finishing the message whose completion the poster just
-/// saw.
+/// saw. Only a user QP's doorbell waits: it is a system call, never
+/// inside the driver, while a kernel ULP may post from a callback the data
+/// path makes with this very lock held on this CPU. (Today the one such
+/// callback that posts, a CQ's completion handler, runs with interrupts
+/// off under the CQ's lock, so `post::post_send_wrs` leaves the doorbell
+/// to the transmit work; this keeps a callback that ran with interrupts
+/// on from spinning on its own CPU's lock.)
 fn may_wait_to_send_here(qp: &RxeQp) -> bool {
-    qp.body.qp_type == QpType::Rc
+    qp.ibqp.is_user()
+        && qp.body.qp_type == QpType::Rc
         && crate::module_parameters::post_cpu_send.value()
         && qp.body.all_acked.load(Relaxed)
         && crate::sys::work::this_cpu() != crate::sys::work::tx_cpu(qp.body.tx_key())

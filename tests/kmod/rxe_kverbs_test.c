@@ -13,7 +13,18 @@
  * refuses kernel QPs or SRQs makes loading fail with that error (e.g.
  * EOPNOTSUPP), which tests/vm/t_kverbs.sh tells apart from a failure.
  *
+ * With handler_post=1 the receiving QP's receives complete on a CQ of
+ * their own whose completion handler (called by the driver as the
+ * completion is posted, in its receive path) posts a SEND on that same QP,
+ * as a ULP answering a request from its handler does; the receiving QP
+ * has sent and had acknowledged a message of its own first. At 1 MiB the
+ * receive path processes the message on its second CPU, where the driver
+ * holds the QP's lock (and the CQ's, interrupts off) when it calls the
+ * handler: the post must neither wait for that lock nor be lost
+ * (tests/vm/t_kverbs_handler.sh).
+ *
  *   insmod rxe_kverbs_test.ko dev=rxe0 gid_index=1 [size=4096] [srq=1]
+ *          [handler_post=1]
  */
 #include <linux/module.h>
 #include <linux/slab.h>
@@ -34,6 +45,9 @@ MODULE_PARM_DESC(size, "bytes per operation (1 .. 1 MiB)");
 static int srq;
 module_param(srq, int, 0444);
 MODULE_PARM_DESC(srq, "receive through a kernel SRQ");
+static int handler_post;
+module_param(handler_post, int, 0444);
+MODULE_PARM_DESC(handler_post, "post a SEND from the receive CQ's completion handler");
 
 #define TAG "rxe_kverbs_test: "
 #define POLL_MS 60000
@@ -48,6 +62,10 @@ struct kv_test {
 	struct ib_device *ibdev;
 	struct ib_pd *pd;
 	struct ib_cq *cq;
+	/* handler_post: b's receive CQ, whose handler posts on b. */
+	struct ib_cq *hcq;
+	atomic_t handler_calls;
+	int handler_ret;
 	struct ib_srq *srq;
 	struct kv_side a, b;
 	union ib_gid gid;
@@ -185,7 +203,7 @@ static int kv_side_init(struct kv_test *t, struct kv_side *s)
 {
 	struct ib_qp_init_attr init = {
 		.send_cq = t->cq,
-		.recv_cq = t->cq,
+		.recv_cq = s == &t->b && t->hcq ? t->hcq : t->cq,
 		.srq = t->srq,
 		.cap = { .max_send_wr = 8, .max_recv_wr = t->srq ? 0 : 8,
 			 .max_send_sge = 2, .max_recv_sge = t->srq ? 0 : 2 },
@@ -339,6 +357,94 @@ static int kv_not_ready(struct kv_test *t)
 	return 0;
 }
 
+/* A small signaled SEND of @len bytes from @s's buffer. */
+static int kv_post_small_send(struct kv_test *t, struct kv_side *s, u64 wr_id, u32 len)
+{
+	struct ib_sge sge = { .addr = s->dma, .length = len, .lkey = t->pd->local_dma_lkey };
+	struct ib_send_wr wr = {
+		.wr_id = wr_id, .sg_list = &sge, .num_sge = 1,
+		.opcode = IB_WR_SEND, .send_flags = IB_SEND_SIGNALED,
+	};
+
+	return ib_post_send(s->qp, &wr, NULL);
+}
+
+/* A receive of up to @len bytes into a's buffer. */
+static int kv_post_recv_a(struct kv_test *t, u64 wr_id, u32 len)
+{
+	struct ib_sge sge = { .addr = t->a.dma, .length = len, .lkey = t->pd->local_dma_lkey };
+	struct ib_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1 };
+
+	return ib_post_recv(t->a.qp, &wr, NULL);
+}
+
+/* b's receive completed: answer from here, once, with a SEND on b. */
+static void kv_handler(struct ib_cq *cq, void *context)
+{
+	struct kv_test *t = context;
+
+	if (atomic_inc_return(&t->handler_calls) == 1)
+		t->handler_ret = kv_post_small_send(t, &t->b, 7, 16);
+}
+
+/*
+ * handler_post: b sends 16 bytes to a (acknowledged), then a sends @size
+ * bytes to b, whose receive completion makes the handler post a SEND on b.
+ * Every completion must arrive.
+ */
+static int kv_handler_post(struct kv_test *t)
+{
+	struct kv_seen seen = {};
+	struct ib_wc wc;
+	int ret, waited, n;
+
+	ret = kv_post_recv_a(t, 10, 16);
+	if (!ret)
+		ret = kv_post_small_send(t, &t->b, 11, 16);
+	if (!ret)
+		ret = kv_poll(t, &seen, 11, IB_WC_SEND, NULL);
+	if (!ret)
+		ret = kv_poll(t, &seen, 10, IB_WC_RECV, NULL);
+	if (ret)
+		return ret;
+	ret = kv_post_recv_a(t, 8, 16);
+	if (!ret)
+		ret = kv_post_recv(t, 2);
+	if (ret)
+		return ret;
+	ib_req_notify_cq(t->hcq, IB_CQ_NEXT_COMP);
+	ret = kv_post_small_send(t, &t->a, 1, size);
+	if (ret)
+		return ret;
+	for (waited = 0; waited < POLL_MS; waited++) {
+		n = ib_poll_cq(t->hcq, 1, &wc);
+		if (n > 0)
+			break;
+		msleep(1);
+	}
+	if (waited == POLL_MS) {
+		pr_err(TAG "handler_post: no receive completion in %d ms\n", POLL_MS);
+		return -ETIMEDOUT;
+	}
+	ret = kv_check_wc(&wc, 2, IB_WC_RECV, NULL);
+	if (!ret)
+		ret = kv_poll(t, &seen, 1, IB_WC_SEND, NULL);
+	if (ret)
+		return ret;
+	if (atomic_read(&t->handler_calls) < 1) {
+		pr_err(TAG "handler_post: the completion handler was not called\n");
+		return -EIO;
+	}
+	if (t->handler_ret) {
+		pr_err(TAG "handler_post: post_send from the handler: %d\n", t->handler_ret);
+		return t->handler_ret;
+	}
+	ret = kv_poll(t, &seen, 7, IB_WC_SEND, NULL);
+	if (!ret)
+		ret = kv_poll(t, &seen, 8, IB_WC_RECV, NULL);
+	return ret;
+}
+
 static int kv_run(struct ib_device *ibdev)
 {
 	struct kv_test t = { .ibdev = ibdev };
@@ -371,6 +477,18 @@ static int kv_run(struct ib_device *ibdev)
 		t.cq = NULL;
 		goto out;
 	}
+	if (handler_post) {
+		struct ib_cq_init_attr ca = { .cqe = 32 };
+
+		atomic_set(&t.handler_calls, 0);
+		t.hcq = ib_create_cq(ibdev, kv_handler, NULL, &t, &ca);
+		if (IS_ERR(t.hcq)) {
+			ret = PTR_ERR(t.hcq);
+			pr_err(TAG "create_cq: %d\n", ret);
+			t.hcq = NULL;
+			goto out;
+		}
+	}
 	if (srq) {
 		struct ib_srq_init_attr sa = {
 			.attr = { .max_wr = 8, .max_sge = 1 },
@@ -399,6 +517,13 @@ static int kv_run(struct ib_device *ibdev)
 			pr_err(TAG "set-up: %d\n", ret);
 		goto out;
 	}
+	if (handler_post) {
+		ret = kv_handler_post(&t);
+		if (!ret)
+			pr_info(TAG "PASS: a SEND posted from the completion handler of a %d-byte receive, on %s\n",
+				size, dev_name(&ibdev->dev));
+		goto out;
+	}
 	ret = kv_send(&t);
 	if (!ret)
 		ret = kv_write_read(&t);
@@ -420,6 +545,8 @@ out:
 		ib_destroy_srq(t.srq);
 	if (t.cq)
 		ib_free_cq(t.cq);
+	if (t.hcq)
+		ib_destroy_cq(t.hcq);
 	ib_dealloc_pd(t.pd);
 	return ret;
 }
