@@ -678,13 +678,7 @@ impl<const N: usize> Requester<N> {
     pub fn unsent_awaits_reply(&self) -> bool {
         (0..self.buffer.len())
             .filter_map(|i| self.buffer.get(i))
-            .any(|entry| {
-                !entry.sent
-                    && matches!(
-                        entry.wqe.op,
-                        WqeOp::Read { .. } | WqeOp::Atomic(_) | WqeOp::Flush { .. }
-                    )
-            })
+            .any(|entry| !entry.sent && entry.wqe.op.is_read_or_atomic())
     }
 
     /// Request packets the posted WQEs still need transmitted: every
@@ -697,10 +691,7 @@ impl<const N: usize> Requester<N> {
         (0..self.buffer.len())
             .filter_map(|i| self.buffer.get(i))
             .map(|entry| {
-                let one_request = matches!(
-                    entry.wqe.op,
-                    WqeOp::Read { .. } | WqeOp::Atomic(_) | WqeOp::Flush { .. }
-                );
+                let one_request = entry.wqe.op.is_read_or_atomic();
                 if !entry.sent {
                     if one_request {
                         1

@@ -25,7 +25,7 @@ use crate::{
         packet::ExtHeaders,
         qp_attr::{QpState, QpType},
         replay::SendWqe as RequesterWqe,
-        requester::{GoBackCause, RequesterAction, RequesterCounters, RequesterEvent},
+        requester::{GoBackCause, Requester, RequesterAction, RequesterCounters, RequesterEvent},
         transport::CompletionStatus,
         window::{BindRequest, WindowUser},
         work_request::{requester_wqe, NotTransport},
@@ -147,16 +147,9 @@ const POST_CPU_MAX_PACKETS: u32 = 16;
 /// transmit CPU. Off with the `post_cpu_send` parameter.
 fn may_send_here(qp: &RxeQp, inner: &QpInner) -> bool {
     let requester = &inner.rc.requester;
-    if qp.body.qp_type != QpType::Rc
-        || !inner.rc.sending
-        || !crate::module_parameters::post_cpu_send.value()
-        || crate::sys::work::this_cpu() == crate::sys::work::tx_cpu(qp.body.tx_key())
-    {
-        return false;
-    }
-    if requester.has_unacked()
-        || requester.waiting_for_rnr()
-        || requester.is_error()
+    if !inner.rc.sending
+        || !off_transmit_cpu(qp)
+        || !all_acked(requester)
         || requester.unsent_awaits_reply()
     {
         return false;
@@ -180,11 +173,22 @@ fn may_send_here(qp: &RxeQp, inner: &QpInner) -> bool {
 /// to the transmit work; this keeps a callback that ran with interrupts
 /// on from spinning on its own CPU's lock.)
 fn may_wait_to_send_here(qp: &RxeQp) -> bool {
-    qp.ibqp.is_user()
-        && qp.body.qp_type == QpType::Rc
+    qp.ibqp.is_user() && qp.body.all_acked.load(Relaxed) && off_transmit_cpu(qp)
+}
+
+/// What both of the above first ask: an RC QP, `post_cpu_send` on, and
+/// this CPU not the QP's transmit CPU.
+fn off_transmit_cpu(qp: &RxeQp) -> bool {
+    qp.body.qp_type == QpType::Rc
         && crate::module_parameters::post_cpu_send.value()
-        && qp.body.all_acked.load(Relaxed)
         && crate::sys::work::this_cpu() != crate::sys::work::tx_cpu(qp.body.tx_key())
+}
+
+/// Every request packet the requester sent is acknowledged, and it is
+/// neither waiting out an RNR NAK nor failed (`QpBody::all_acked` holds
+/// this after each step).
+fn all_acked(requester: &Requester<SQ_WINDOW>) -> bool {
+    !requester.has_unacked() && !requester.waiting_for_rnr() && !requester.is_error()
 }
 
 /// Takes new WQEs and lets the requester transmit until it stops.
@@ -503,11 +507,9 @@ pub(crate) fn step(
         }
     });
     count(rxe, &before, inner.rc.requester.counters());
-    let requester = &inner.rc.requester;
-    qp.body.all_acked.store(
-        !requester.has_unacked() && !requester.waiting_for_rnr() && !requester.is_error(),
-        Relaxed,
-    );
+    qp.body
+        .all_acked
+        .store(all_acked(&inner.rc.requester), Relaxed);
     if overflow {
         // Lost actions would leave WQEs that never complete: fail the QP.
         pr_warn!("QP {:#x}: requester actions overflow\n", qp.body.qpn);
