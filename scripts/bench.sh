@@ -19,10 +19,16 @@
 #   RXE_BENCH_ITERS=1000         iterations per run (at 64 KiB; the
 #                                same bytes at the other sizes)
 #   RXE_BENCH_SIZES="64 4096 65536 1048576"  bandwidth message sizes
+#   RXE_BENCH_ROUNDS=1           run the drivers in turn this many times
+#                                in the boot; the table shows each
+#                                number's median (one boot's runs of one
+#                                build differ by up to 1.5x)
 #   RXE_BENCH_PARTS="write_bw read_bw send_bw scaling latency"  what to run
 #                                (also "placement": write_bw and read_bw
 #                                64 KiB with the client pinned to each
-#                                CPU in turn, not run by default)
+#                                CPU in turn, and "jumbo": the 64 KiB
+#                                bandwidths over a veth at MTU 9000, path
+#                                MTU 4096; neither run by default)
 #   RXE_BENCH_KERNEL=bench       the kernel to boot: "bench" (default), the
 #                                benchmark kernel without debug options
 #                                (scripts/build-kernel.sh bench, built
@@ -37,6 +43,7 @@ logdir=${1:-$here/logs/bench-$(date +%Y%m%d-%H%M%S)}
 drivers=${RXE_BENCH_DRIVERS:-c rust}
 iters=${RXE_BENCH_ITERS:-1000}
 kernel=${RXE_BENCH_KERNEL:-bench}
+rounds=${RXE_BENCH_ROUNDS:-1}
 mkdir -p "$logdir"
 rm -f "$logdir"/bench-*.txt
 
@@ -44,19 +51,23 @@ rm -f "$logdir"/bench-*.txt
 bench_kernel "$kernel" "$logdir" || exit
 
 # shellcheck disable=SC2086
-"$here/scripts/vm.sh" "$logdir" "$here/tests/vm/bench_guest.sh" -n "$iters" \
+"$here/scripts/vm.sh" "$logdir" "$here/tests/vm/bench_guest.sh" -n "$iters" -r "$rounds" \
     -s "${RXE_BENCH_SIZES:-64 4096 65536 1048576}" \
     -p "${RXE_BENCH_PARTS:-write_bw read_bw send_bw scaling latency}" $drivers
 vm_rc=$?
 
-value() { # DRIVER METRIC
+value() { # DRIVER METRIC: the median of the driver's runs (one per round)
     local v
-    v=$(awk -v m="$2" '$1 == m { print $2 }' "$logdir/bench-$1.txt" 2>/dev/null)
+    v=$(awk -v m="$2" '$1 == m && $2 ~ /^[0-9.]+$/ { print $2 }' "$logdir/bench-$1.txt" 2>/dev/null |
+        sort -g | awk '{ a[NR] = $1 } END {
+            if (NR % 2) print a[(NR + 1) / 2]
+            else if (NR) printf "%.6g\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }')
     echo "${v:-n/a}"
 }
 
 echo
 echo "iterations: $iters, drivers run: $drivers, $kernel kernel (numbers under TCG)"
+[ "$rounds" -le 1 ] || echo "each number: the median of $rounds rounds, the drivers taking turns"
 ratio() { # A B: A / B, or n/a
     awk -v a="$1" -v b="$2" 'BEGIN {
         if (a ~ /^[0-9.]+$/ && b ~ /^[0-9.]+$/ && b + 0 > 0) printf "%.2f", a / b;

@@ -11,17 +11,23 @@
 # ("n/a" if a run failed or timed out). A benchmark, not a test: it does not
 # judge the numbers, and ends 0 unless it could not set up at all.
 #
-#   bench_guest.sh [-n ITERS] [-s "SIZE..."] [-p "PART..."] DRIVER...
+#   bench_guest.sh [-n ITERS] [-s "SIZE..."] [-p "PART..."] [-r ROUNDS] DRIVER...
+#   ROUNDS (default 1): the drivers run in turn that many times (C, ours,
+#   C, ours, ...: a drift during the boot meets both alike), each run's
+#   numbers appended to the driver's file.
 #   DRIVER: c, rust or rust:P=V,... (ours with those module parameters,
 #   as rust:packet_chains=0); PART (default all): write_bw read_bw send_bw
-#   scaling latency
-iters=1000 sizes="64 4096 65536 1048576"
+#   scaling latency; not in the default: placement (the client pinned to
+#   each CPU), jumbo (64 KiB bandwidths over a veth at MTU 9000, path
+#   MTU 4096)
+iters=1000 sizes="64 4096 65536 1048576" rounds=1
 parts="write_bw read_bw send_bw scaling latency"
 while [ $# -gt 0 ]; do
     case $1 in
         -n) iters=$2; shift 2 ;;
         -s) sizes=$2; shift 2 ;;
         -p) parts=$2; shift 2 ;;
+        -r) rounds=$2; shift 2 ;;
         *) break ;;
     esac
 done
@@ -148,10 +154,13 @@ wanted() {
     return 1
 }
 
+# Each driver's numbers, every round's appended (scripts/bench.sh takes
+# the median); a driver named twice adds to the same file.
+for driver in "$@"; do : > "$RXE_LOGDIR/bench-$driver.txt"; done
+for round in $(seq 1 "$rounds"); do
 for driver in "$@"; do
     out=$RXE_LOGDIR/bench-$driver.txt
-    : > "$out"
-    echo "== driver $driver"
+    echo "== driver $driver (round $round of $rounds)"
     teardown
     # rust:P=V,...: ours loaded with those module parameters.
     module=${driver%%:*} args=
@@ -209,6 +218,20 @@ for driver in "$@"; do
             CLIENT_CPU=$cpu BW_TAG=_cpu$cpu bw read_bw 65536 "$(iters_for 65536)"
         done
     fi
+    # Jumbo frames: the veth pair at MTU 9000, so path MTU 4096 (what
+    # perftest takes from the port), a quarter of the packets per byte.
+    if wanted jumbo; then
+        two_namespaces_down
+        if two_namespaces 9000 && wait_for 10 sh -c "ibv_devinfo -d rxe0 | grep -q 'active_mtu:.*4096'"; then
+            for op in write_bw read_bw send_bw; do
+                BW_TAG=_mtu4096 bw "$op" 65536 "$(iters_for 65536)"
+            done
+        else
+            echo "jumbo: could not set up the veth pair at MTU 9000"
+        fi
+        two_namespaces_down
+        setup || { echo "could not set up driver $driver again"; teardown; continue; }
+    fi
     wanted latency &&
     for op in send_lat write_lat read_lat; do
         for size in 2 4096; do
@@ -218,5 +241,6 @@ for driver in "$@"; do
     echo "driver $driver: $((SECONDS - start)) s"
     cat "$out"
     teardown
+done
 done
 exit 0

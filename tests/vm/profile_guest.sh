@@ -43,6 +43,16 @@ nvme_profile() {
     cat "$out"
 }
 
+# debug_counters: our module-wide debugfs counters, "name value" sorted by
+# name (nothing for the C driver).
+debug_counters() {
+    local f
+    for f in /sys/kernel/debug/rdma_rxe/*; do
+        [ -f "$f" ] && [ "${f##*/}" != ceiling ] || continue
+        echo "${f##*/} $(cat "$f")"
+    done | sort
+}
+
 for driver in "$@"; do
     out=$RXE_LOGDIR/profile-$driver.txt
     if [ "$prog" = nvme ]; then
@@ -65,6 +75,7 @@ for driver in "$@"; do
     # filesystem (EFAULT), the guest's /tmp is its own.
     data=/tmp/perf-$driver.data
     t0=$SECONDS
+    debug0=$(debug_counters)
     perf record -e cpu-clock -a ${roots:+-g} -o "$data" -- \
         timeout 1800 $prog -d rxe0 -x "$g0" -p $port -F -s "$size" -n "$iters" $addr \
         > "$out.client" 2> "$out.perf"
@@ -84,6 +95,11 @@ for driver in "$@"; do
         perf report -q -i "$data" --stdio --no-children --sort cpu ${roots:+-g none} 2>/dev/null
         perf report -q -i "$data" --stdio --no-children --sort cpu,comm \
             --percent-limit 1 ${roots:+-g none} 2>/dev/null
+        # Our module-wide debugfs counters that moved during the run.
+        if [ -n "$debug0" ]; then
+            echo "-- debugfs counters, change during the run"
+            join <(echo "$debug0") <(debug_counters) | awk '$3 != $2 { print "  " $1, $3 - $2 }'
+        fi
         if [ -n "$roots" ]; then
             # shellcheck disable=SC2086
             perf script -i "$data" --kallsyms=/proc/kallsyms -F comm,tid,ip,sym 2>/dev/null |
