@@ -3,8 +3,9 @@
 # between two namespaces joined by a veth pair (rxe1 in namespace "peer"
 # serves, rxe0 here is the client): ib_write_bw, ib_read_bw and ib_send_bw
 # at 64 B, 4 KiB, 64 KiB and 1 MiB (-s), ib_write_bw at 64 KiB with 2, 4
-# and 16 QPs, as two pairs at once and on one device (loopback), and
-# ib_send_lat, ib_write_lat and ib_read_lat at 2 B and 4 KiB.
+# and 16 QPs, then for a fixed time with 1 and 16 QPs and as two pairs
+# at once, and on one device (loopback), and ib_send_lat, ib_write_lat
+# and ib_read_lat at 2 B and 4 KiB.
 # Writes $RXE_LOGDIR/bench-DRIVER.txt: one "metric value" line per number
 # and, with our driver loaded, $RXE_LOGDIR/bench-ceiling.txt (the
 # guest's copy and CRC-32 speed, /sys/kernel/debug/rdma_rxe/ceiling)
@@ -72,7 +73,11 @@ requester_totals() {
 # both devices' counters (retransmissions, NAKs, drops tell a slow run's
 # cause).
 # With LOOPBACK=1 the server runs here on rxe0 too (client and server on
-# one device, the driver's loopback path); PORT= picks the port.
+# one device, the driver's loopback path); PORT= picks the port. With
+# BARRIER=DIR the client starts only once DIR/go exists (after this run
+# created DIR/NAME.ready, its server listening), and the client's start
+# and end times (s since the epoch) go to DIR/NAME.span: runs meant to
+# overlap start together, and the span tells whether they did.
 perf() {
     local name=$1 prog=$2; shift 2
     local log=$RXE_LOGDIR/bench-$driver-$name.log port=${PORT:-$((19000 + RANDOM % 1000))}
@@ -84,9 +89,14 @@ perf() {
         > "$log.server" 2>&1 &
     local spid=$!
     wait_for 120 sh -c "${ns[*]} ss -Htln 'sport = :$port' | grep -q :$port"
-    local t0=$SECONDS
+    if [ -n "${BARRIER:-}" ]; then
+        touch "$BARRIER/$name.ready"
+        wait_for 300 test -e "$BARRIER/go"
+    fi
+    local t0=$SECONDS s0=$EPOCHREALTIME
     ${CLIENT_CPU:+taskset -c $CLIENT_CPU} timeout -k 5 "$client_timeout" "$prog" -d rxe0 -x "$g0" -p $port -F "$@" $addr > "$log" 2>&1
     local rc=$?
+    [ -z "${BARRIER:-}" ] || echo "$s0 $EPOCHREALTIME" > "$BARRIER/$name.span"
     echo "$name: client exit $rc after $((SECONDS - t0)) s"
     echo "  rxe0 counters: $(counters rxe0)"
     echo "  rxe1 counters: $(counters rxe1 peer)"
@@ -141,6 +151,42 @@ lat() {
     fi
 }
 
+# pairs TAG N [ARGS...]: N ib_write_bw 64 KiB pairs (perftest ARGS
+# added, as -q 16) at once, each its own processes, each for
+# PAIRS_SECONDS (8) of transfer (perftest's duration mode: a pair's
+# number is its rate while the others run too). Every server listens
+# before any client starts, and the clients start together: a pair that
+# runs alone for most of its time (as when the second was started a
+# second after the first, and a 1000-message run lasts about that long)
+# reports its solo bandwidth, and the sum of two doubled one pair's.
+# Records the sum of perftest's averages and, for more than one pair, the
+# overlap: the share of the time from the first client's start to the
+# last one's end during which all of them ran. One pair measured so is
+# what the others compare with. Metrics: write_bw_65536_D_TAG_...
+pairs() {
+    local tag=$1 n=$2 secs=${PAIRS_SECONDS:-8} barrier i pids=() logs=()
+    shift 2
+    barrier=$(mktemp -d)
+    for i in $(seq 1 "$n"); do
+        logs+=("$RXE_LOGDIR/bench-$driver-write_bw_65536_D_${tag}_$i.log")
+        BARRIER=$barrier PORT=$((19900 + i)) perf "write_bw_65536_D_${tag}_$i" ib_write_bw \
+            -s 65536 -D "$secs" "$@" > "$barrier/out$i" &
+        pids+=($!)
+    done
+    wait_for 300 sh -c "cd $barrier && [ \$(ls ./*.ready 2>/dev/null | wc -l) -eq $n ]"
+    touch "$barrier/go"
+    wait "${pids[@]}"
+    cat "$barrier"/out*
+    awk '$1 == 65536 && $2 ~ /^[0-9]+$/ { s += $4; k++ } END { if (k == n) printf "%s %.2f\n", m, s }' \
+        n="$n" m="write_bw_65536_D_${tag}_sum_avg_MBps" "${logs[@]}" >> "$out"
+    [ "$n" -lt 2 ] || cat "$barrier"/*.span 2>/dev/null |
+        awk -v n="$n" -v m="write_bw_65536_D_${tag}_overlap" '
+            NR == 1 || $1 < lo { lo = $1 } NR == 1 || $2 > hi { hi = $2 }
+            NR == 1 || $1 > ms { ms = $1 } NR == 1 || $2 < me { me = $2 }
+            END { if (NR == n && hi > lo) printf "%s %.2f\n", m, (me > ms ? me - ms : 0) / (hi - lo) }' >> "$out"
+    rm -rf "$barrier"
+}
+
 # Iterations per size: ITERS at 64 KiB, as many bytes (within 100..5000
 # messages) at the others; latency runs take ITERS round trips.
 iters_for() {
@@ -188,25 +234,16 @@ for driver in "$@"; do
             bw "$op" "$size" "$(iters_for "$size")"
         done
     done
-    # Scaling: more QPs in one pair, then two pairs at once (each its own
-    # processes; the sum is what the two moved together).
+    # Scaling: more QPs in one pair.
     if wanted scaling; then
         for q in 2 4 16; do
             BW_TAG=_q$q BW_QPS=$q bw write_bw 65536 "$(( $(iters_for 65536) / q + 1 ))" -q $q
         done
-        b0=$(busy)
-        PORT=19901 perf write_bw_65536_pairA ib_write_bw -s 65536 -n "$(iters_for 65536)" > /tmp/pairA.out &
-        pa=$!
-        sleep 1
-        PORT=19902 perf write_bw_65536_pairB ib_write_bw -s 65536 -n "$(iters_for 65536)" > /tmp/pairB.out
-        wait $pa
-        b1=$(busy)
-        cat /tmp/pairA.out /tmp/pairB.out
-        sum=$(cat "$RXE_LOGDIR/bench-$driver-write_bw_65536_pairA.log" "$RXE_LOGDIR/bench-$driver-write_bw_65536_pairB.log" |
-            awk '$1 == 65536 && $2 ~ /^[0-9]+$/ { s += $4; n++ } END { if (n == 2) printf "%.2f", s; else print "n/a" }')
-        echo "write_bw_65536_2pairs_sum_avg_MBps $sum" >> "$out"
-        awk -v t=$((b1 - b0)) -v hz="$(getconf CLK_TCK)" -v bytes="$((65536 * $(iters_for 65536) * 2))" \
-            'BEGIN { printf "write_bw_65536_2pairs_cpu_s_per_GB %.2f\n", t / hz / (bytes / 1e9) }' >> "$out"
+        # The same in perftest's duration mode, each for the same time:
+        # one QP, 16 QPs in one pair, and two pairs at once.
+        pairs 1qp 1
+        pairs 16qp 1 -q 16
+        pairs 2pairs 2
         # Loopback: both ends on rxe0.
         LOOPBACK=1 BW_TAG=_loopback bw write_bw 65536 "$(iters_for 65536)"
     fi
