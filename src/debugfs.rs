@@ -2,7 +2,8 @@
 
 //! The driver's debugfs files: `/sys/kernel/debug/rdma_rxe/` with the
 //! receive path's drop counters (`rcvd_drop_*`), what receive spreading
-//! and the doorbell moved between CPUs (`rcvd_spread`,
+//! and the doorbell moved between CPUs (`rcvd_spread`, with the receive
+//! work wake-ups it took, `rcvd_spread_wakeups`,
 //! `sent_from_posting_cpu`), the requesters' totals and the benchmark's
 //! `ceiling` (crate::ceiling), and a directory per
 //! device with `faults`, its fault-injection rules (crate::fault), and
@@ -83,6 +84,7 @@ fn create_root() {
         (c"rcvd_drop_not_resident", &drops.not_resident),
         (c"rcvd_drop_backlog_full", &drops.backlog_full),
         (c"rcvd_spread", &recv::SPREAD),
+        (c"rcvd_spread_wakeups", &recv::SPREAD_WAKEUPS),
         (c"sent_from_posting_cpu", &SENT_FROM_POSTING_CPU),
     ];
     let mut files = KVec::new();

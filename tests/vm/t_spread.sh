@@ -8,7 +8,8 @@
 # 64 KiB READs (the replies are spread at the requester) and ib_write_bw
 # 64 KiB WRITEs with two QPs. Each must pass its buffer check;
 # rdma_rxe/rcvd_spread must count at least the SEND packets after the
-# 64th of each message and the READ-reply packets after the first 64;
+# 64th of each message and the READ-reply packets after the first 64,
+# and rdma_rxe/rcvd_spread_wakeups at most as many receive work wake-ups;
 # every packet either side sent is received and counted by the other
 # (or, a needless probe's duplicate, dropped for a QP gone by then), with
 # no sequence error (what a datagram processed out of its QP's
@@ -38,11 +39,11 @@ port=18700
 # meanwhile) and data (the SEND and READ-reply packets that must be);
 # checks counts and errors.
 traffic() {
-    local label=$1 s0 r0 rs0 rr0 d0 f0 e0 e1 books
+    local label=$1 s0 r0 rs0 rr0 d0 w0 f0 e0 e1 books
     s0=$(hw_counter rxe0 sent_pkts); r0=$(hw_counter rxe1 rcvd_pkts)
     rs0=$(hw_counter rxe1 sent_pkts); rr0=$(hw_counter rxe0 rcvd_pkts)
     books=$(rxe_counts)
-    d0=$(debug rcvd_spread); f0=$(debug rcvd_drop_backlog_full)
+    d0=$(debug rcvd_spread); w0=$(debug rcvd_spread_wakeups); f0=$(debug rcvd_drop_backlog_full)
     e0=$(hw_counter rxe0 rcvd_seq_err); e1=$(hw_counter rxe1 rcvd_seq_err)
     peer_pair "$label-pingpong" ibv_rc_pingpong -d rxe1 -g "$g1" -p "$port" -c -s 1048576 -m 1024 -n 4 -- \
         ibv_rc_pingpong -d rxe0 -g "$g0" -p "$port" -c -s 1048576 -m 1024 -n 4 10.0.0.2
@@ -58,12 +59,17 @@ traffic() {
     local sent rcvd r_sent r_rcvd
     sent=$(( $(hw_counter rxe0 sent_pkts) - s0 )); rcvd=$(( $(hw_counter rxe1 rcvd_pkts) - r0 ))
     r_sent=$(( $(hw_counter rxe1 sent_pkts) - rs0 )); r_rcvd=$(( $(hw_counter rxe0 rcvd_pkts) - rr0 ))
-    spread=$(( $(debug rcvd_spread) - d0 ))
+    spread=$(( $(debug rcvd_spread) - d0 )); wakeups=$(( $(debug rcvd_spread_wakeups) - w0 ))
     # pingpong: 4 round trips, a 1024-packet message each way; read: 32
     # messages of 64 packets, all but the first 64 packets.
     data=$(( 4 * 2 * (1024 - 64) + 32 * 64 - 64 ))
     note "$label: rxe0 sent $sent packets, rxe1 received $rcvd; rxe1 sent $r_sent," \
-        "rxe0 received $r_rcvd; $spread spread"
+        "rxe0 received $r_rcvd; $spread spread, with $wakeups receive work wake-ups"
+    # Only a datagram with none ahead of it in its backlog queues the
+    # receive work: never more wake-ups than datagrams, and some if any
+    # was spread.
+    [ "$wakeups" -le "$spread" ] && { [ "$spread" = 0 ] || [ "$wakeups" -gt 0 ]; } ||
+        fail "$label: $wakeups receive work wake-ups for $spread datagrams spread"
     [ "$(hw_counter rxe0 rcvd_seq_err)" = "$e0" ] && [ "$(hw_counter rxe1 rcvd_seq_err)" = "$e1" ] ||
         fail "$label: sequence errors: datagrams processed out of order"
     [ "$(debug rcvd_drop_backlog_full)" = "$f0" ] || fail "$label: a receive backlog overflowed"
