@@ -127,9 +127,13 @@ pub(crate) struct QpBody {
     pub(crate) tx_inflight: AtomicU32,
     /// What the QP's packets in flight point at (see [`TxLink`]).
     pub(crate) tx_link: Arc<TxLink>,
-    /// Transmission stopped at [`TX_INFLIGHT_HIGH`]; the packet that brings
-    /// `tx_inflight` below [`TX_INFLIGHT_LOW`] queues `tx_work`.
+    /// Transmission stopped at [`QpBody::tx_inflight_high`]; the packet
+    /// that brings `tx_inflight` below [`QpBody::tx_inflight_low`] queues
+    /// `tx_work`.
     pub(crate) tx_blocked: AtomicBool,
+    /// The QP's last packet went to this host over the driver's loopback
+    /// path (see [`TX_INFLIGHT_HIGH_TO_HOST`]).
+    pub(crate) tx_to_host: AtomicBool,
     /// After the requester's last step (a transmit, a response, a
     /// timer), every request packet it had sent was acknowledged: a hint,
     /// read without the QP lock, that a doorbell finding the lock taken
@@ -167,10 +171,33 @@ pub(crate) struct QpBody {
 /// by default): go-back-N bursts that overflow it are lost whole, and
 /// their retransmissions with them. rxe stops at the same count.
 pub(crate) const TX_INFLIGHT_HIGH: u32 = 64;
-/// Skbs in flight below which a stopped requester starts again.
-pub(crate) const TX_INFLIGHT_LOW: u32 = 16;
+
+/// [`TX_INFLIGHT_HIGH`] for a QP whose packets go to this host over the
+/// driver's loopback path, where no packet chain carries a run of them
+/// (each is one skb) and the queues they wait in are the driver's own:
+/// its per-CPU loopback queue and the receiving QP's backlog, each of
+/// several times this size. With 64, a stream's sender could run at most
+/// one 64 KiB message ahead of its receiver, stopped and woken once per
+/// 48 packets, and `ib_write_bw` over loopback ran at 0.88x the C driver
+/// (Documentation/benchmarks.md).
+pub(crate) const TX_INFLIGHT_HIGH_TO_HOST: u32 = 128;
 
 impl QpBody {
+    /// Skbs in flight at which the QP's requester stops transmitting.
+    pub(crate) fn tx_inflight_high(&self) -> u32 {
+        if self.tx_to_host.load(Ordering::Relaxed) {
+            TX_INFLIGHT_HIGH_TO_HOST
+        } else {
+            TX_INFLIGHT_HIGH
+        }
+    }
+
+    /// Skbs in flight below which a stopped requester starts again: a
+    /// quarter of [`QpBody::tx_inflight_high`].
+    pub(crate) fn tx_inflight_low(&self) -> u32 {
+        self.tx_inflight_high() / 4
+    }
+
     /// The key of the QP's transmit CPU ([`crate::sys::work::tx_cpu`]).
     ///
     /// Both QPs of a connection within one host (rdma_cm and perftest on
@@ -444,6 +471,7 @@ pub(crate) fn create(
         tx_inflight: AtomicU32::new(0),
         tx_link,
         tx_blocked: AtomicBool::new(false),
+        tx_to_host: AtomicBool::new(false),
         all_acked: AtomicBool::new(false),
         reply_work <- TxWork::new::<RxeQp, REPLY_WORK>(),
         rx_backlog <- RxBacklog::new(),
@@ -717,7 +745,8 @@ impl TxOwner for RxeQp {
             .tx_inflight
             .fetch_sub(1, Ordering::SeqCst)
             .wrapping_sub(1);
-        if left < TX_INFLIGHT_LOW && self.body.tx_blocked.swap(false, Ordering::SeqCst) {
+        if left < self.body.tx_inflight_low() && self.body.tx_blocked.swap(false, Ordering::SeqCst)
+        {
             // Transmit from the QP's work rather than here (a no-op once
             // `destroy_qp` disabled it).
             crate::rc::kick(self);

@@ -435,6 +435,11 @@ void rxe_net_loopback_flush(void)
 	local_bh_enable();
 }
 
+bool rxe_net_skb_to_host(const struct sk_buff *skb)
+{
+	return skb_dst(skb) && (skb_dst(skb)->dev->flags & IFF_LOOPBACK);
+}
+
 int rxe_net_tx_send(struct sk_buff *skb, bool ipv6)
 {
 	struct net *net = dev_net(skb_dst(skb)->dev);

@@ -59,6 +59,8 @@ int rxe_net_tx_route6(struct sk_buff *skb, struct net_device *ndev, const u8 *sa
  * Returns 0 or a negative errno.
  */
 int rxe_net_tx_send(struct sk_buff *skb, bool ipv6);
+/* Whether routed @skb goes to this host: rxe_net_tx_send() queues it on the driver's loopback path. */
+bool rxe_net_skb_to_host(const struct sk_buff *skb);
 /*
  * Packet chains: one routed packet (the head) carries later routed packets
  * of the same route, addresses, ports, TOS and TTL, no longer than the

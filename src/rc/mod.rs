@@ -269,11 +269,12 @@ fn requester_config(attrs: &QpAttrs) -> RequesterConfig {
     cfg.rnr_retry = attrs.rnr_retry;
     cfg.max_rd_atomic = attrs.max_rd_atomic;
     cfg.timeout_usecs = timeout_usecs(attrs.timeout);
-    // At most TX_INFLIGHT_HIGH packets are in flight: ask for an ACK twice
-    // per such window, so progress (which restarts the retry timer)
-    // arrives while the rest are still being received, instead of once per
-    // window, by which time a slow receiver has let the timer expire. Four
-    // times per window (every TX_INFLIGHT_LOW) cost an ACK per 16 packets
+    // At most TX_INFLIGHT_HIGH packets are in flight (twice that to this
+    // host): ask for an ACK twice per such window, so progress (which
+    // restarts the retry timer) arrives while the rest are still being
+    // received, instead of once per window, by which time a slow receiver
+    // has let the timer expire. Four times per window (every 16) cost an
+    // ACK per 16 packets
     // to build, send, receive and complete on, and more needless probes
     // than it saved (write_bw 64 KiB, one boot each: 326-774 packets
     // resent needlessly at 16, 68 at 32).

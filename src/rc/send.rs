@@ -30,7 +30,7 @@ use crate::{
         window::{BindRequest, WindowUser},
         work_request::{requester_wqe, NotTransport},
     },
-    qp::{QpInner, RxeQp, TX_INFLIGHT_HIGH, TX_INFLIGHT_LOW},
+    qp::{QpInner, RxeQp},
     sys::{net::NetDevice, trace},
 };
 use core::sync::atomic::{
@@ -154,7 +154,10 @@ fn may_send_here(qp: &RxeQp, inner: &QpInner) -> bool {
     {
         return false;
     }
-    let room = TX_INFLIGHT_HIGH.saturating_sub(qp.body.tx_inflight.load(SeqCst));
+    let room = qp
+        .body
+        .tx_inflight_high()
+        .saturating_sub(qp.body.tx_inflight.load(SeqCst));
     let unsent = requester.unsent_packets();
     unsent > 0 && unsent <= POST_CPU_MAX_PACKETS.min(requester.flight_cap()).min(room)
 }
@@ -232,21 +235,22 @@ pub(crate) fn pump(
 /// How many more packets the QP may put in flight (counting those in `out`,
 /// about to be sent). At none the requester stops and marks itself
 /// blocked; the packet whose release brings the count below
-/// [`TX_INFLIGHT_LOW`] restarts it.
+/// [`QpBody::tx_inflight_low`](crate::qp::QpBody::tx_inflight_low)
+/// restarts it.
 pub(super) fn tx_room(qp: &RxeQp, out: &Outbox) -> u32 {
     let body = &qp.body;
     let queued = u32::try_from(out.len()).unwrap_or(u32::MAX);
     let used = |inflight: u32| inflight.saturating_add(queued);
-    let room = TX_INFLIGHT_HIGH.saturating_sub(used(body.tx_inflight.load(SeqCst)));
+    let high = body.tx_inflight_high();
+    let room = high.saturating_sub(used(body.tx_inflight.load(SeqCst)));
     if room > 0 {
         return room;
     }
     body.tx_blocked.store(true, SeqCst);
     // Packets freed between the load and the store saw no blocked flag:
     // look again, and take the restart back if they already drained.
-    if used(body.tx_inflight.load(SeqCst)) < TX_INFLIGHT_LOW && body.tx_blocked.swap(false, SeqCst)
-    {
-        return TX_INFLIGHT_HIGH.saturating_sub(used(body.tx_inflight.load(SeqCst)));
+    if used(body.tx_inflight.load(SeqCst)) < high / 4 && body.tx_blocked.swap(false, SeqCst) {
+        return high.saturating_sub(used(body.tx_inflight.load(SeqCst)));
     }
     0
 }

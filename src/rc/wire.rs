@@ -25,6 +25,7 @@ use crate::{
         skb::{Route, RouteCache, TxChain, TxSkb, IPV6_HDR_LEN},
     },
 };
+use core::sync::atomic::Ordering::Relaxed;
 use kernel::prelude::*;
 
 /// Why a packet was not built.
@@ -186,6 +187,10 @@ fn queue(rxe: &RxeDevice, qp: &RxeQp, chain: &mut Option<TxChain>, skb: TxSkb, l
 /// (`sent_bytes` counts IP packets, as rxe), or counts them in `lost`.
 fn hand_over(rxe: &RxeDevice, qp: &RxeQp, chain: TxChain, lost: &mut u32) {
     let (packets, bytes) = (chain.packets(), chain.ip_bytes());
+    let to_host = chain.to_host();
+    if qp.body.tx_to_host.load(Relaxed) != to_host {
+        qp.body.tx_to_host.store(to_host, Relaxed);
+    }
     if chain.send(qp.tx_hold()).is_err() {
         *lost += packets;
     } else {

@@ -304,6 +304,15 @@ impl TxSkb {
             }
     }
 
+    /// Whether the routed packet goes to this host, over the driver's
+    /// loopback path (`rxe_net_tx_send` hands such packets to the receive
+    /// path itself).
+    pub(crate) fn to_host(&self) -> bool {
+        // SAFETY: We own the skb, routed by `new`; the glue only reads its
+        // route.
+        unsafe { bindings::rxe_net_skb_to_host(self.skb.as_ptr()) }
+    }
+
     /// Hands the routed packet to the IP stack. The packet keeps `link`
     /// until the stack frees it, whether it was delivered, dropped on the
     /// way, or refused here, and then tells the link's owner; it keeps the
@@ -395,6 +404,12 @@ impl TxChain {
     /// Sum of the IP lengths of the chain's packets.
     pub(crate) fn ip_bytes(&self) -> usize {
         self.ip_bytes
+    }
+
+    /// Whether the chain goes to this host over the driver's loopback path
+    /// (a chain there is always one packet).
+    pub(crate) fn to_host(&self) -> bool {
+        self.head.to_host()
     }
 
     /// Hands the chain to the IP stack, as [`TxSkb::send`] a packet: the

@@ -18,7 +18,8 @@
 # messages, and of 4 KiB READs, are not spread at all (their latency
 # would pay the hop). Over the loopback path (both ends on rxe0, whose
 # packets are received on the sending QP's transmit CPU) a ping-pong of
-# 1 MiB SENDs is spread as between namespaces, in order.
+# 1 MiB SENDs is spread as between namespaces, in order, and 16 QPs
+# stream 64 KiB WRITEs with every packet received, none refused.
 # Then with rx_spread=0 nothing is spread.
 #
 # Needs two vCPUs (one CPU is every QP's receive CPU: nothing to spread).
@@ -112,6 +113,25 @@ note "loopback: rxe0 sent $(( $(hw_counter rxe0 sent_pkts) - s0 )) packets," \
 [ "$(hw_counter rxe0 rcvd_seq_err)" = "$e0" ] ||
     fail "loopback: sequence errors: datagrams processed out of order"
 [ "$(debug rcvd_drop_backlog_full)" = "$f0" ] || fail "loopback: a receive backlog overflowed"
+# Loopback, 16 QPs streaming 64 KiB WRITEs at once: each may have 128
+# packets queued to this host (twice a network QP's bound, the loopback
+# path sending no chains), 2048 in all, which the driver's own queues
+# (8192 a CPU, 1024 a QP's backlog) hold: no packet refused, every one
+# received, none out of order, no backlog overflow.
+s0=$(hw_counter rxe0 sent_pkts); r0=$(hw_counter rxe0 rcvd_pkts); g0n=$(debug rcvd_drop_no_qp)
+e0=$(hw_counter rxe0 rcvd_seq_err); f0=$(debug rcvd_drop_backlog_full); x0=$(hw_counter rxe0 send_err)
+PAIR_LOCAL=1 peer_pair loopback-q16 ib_write_bw -d rxe0 -x "$g0" -p "$port" -F -s 65536 -n 64 -q 16 -- \
+    ib_write_bw -d rxe0 -x "$g0" -p "$port" -F -s 65536 -n 64 -q 16 10.0.0.1
+lo_balance() {
+    [ $(( $(hw_counter rxe0 sent_pkts) - s0 )) -eq \
+        $(( $(hw_counter rxe0 rcvd_pkts) - r0 + $(debug rcvd_drop_no_qp) - g0n )) ]
+}
+wait_for 10 lo_balance ||
+    fail "loopback, 16 QPs: sent $(( $(hw_counter rxe0 sent_pkts) - s0 )), received $(( $(hw_counter rxe0 rcvd_pkts) - r0 ))"
+note "loopback, 16 QPs: rxe0 sent and received $(( $(hw_counter rxe0 sent_pkts) - s0 )) packets"
+[ "$(hw_counter rxe0 send_err)" = "$x0" ] || fail "loopback, 16 QPs: $(( $(hw_counter rxe0 send_err) - x0 )) send errors"
+[ "$(hw_counter rxe0 rcvd_seq_err)" = "$e0" ] || fail "loopback, 16 QPs: sequence errors"
+[ "$(debug rcvd_drop_backlog_full)" = "$f0" ] || fail "loopback, 16 QPs: a receive backlog overflowed"
 two_namespaces_down
 rxe_unload || fail "unload"
 
