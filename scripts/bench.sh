@@ -95,13 +95,19 @@ done
 
 # The guest's ceiling: each payload byte is copied twice and run through
 # the ICRC twice (src/ceiling.rs); the 64 KiB bandwidths as a fraction
-# of it.
+# of it. It is read once per round, and the same guest has read its
+# memcpy at 254 MB/s in one boot and 486 in another: the highest
+# reading of the boot is what the machine can do, so a slow reading
+# cannot flatter the fractions.
 ceiling=$logdir/bench-ceiling.txt
 if [ -s "$ceiling" ]; then
     echo
-    echo "guest ceiling, 64 KiB messages (src/ceiling.rs):"
-    sed 's/^/  /' "$ceiling"
-    c2=$(awk '$1 == "ceiling_2copy_MBps" { print $2 }' "$ceiling")
+    echo "guest ceiling, 64 KiB messages (src/ceiling.rs), each reading:"
+    awk '$1 == "round" { if (line != "") print line; line = "  round " $2; next }
+         $1 ~ /_MBps$/ { line = line ", " $1 " " $2 }
+         END { if (line != "") print line }' "$ceiling"
+    c2=$(awk '$1 == "ceiling_2copy_MBps" && $2 + 0 > max { max = $2 + 0 } END { if (max > 0) print max }' "$ceiling")
+    echo "  highest two-copies-two-CRCs ceiling: ${c2:-n/a} MB/s"
     for m in write_bw_65536_avg_MBps read_bw_65536_avg_MBps; do
         for d in c rust; do
             awk -v c2="$c2" -v v="$(value $d $m)" -v m="$m" -v d="$d" 'BEGIN {

@@ -8,7 +8,8 @@
 # and ib_read_lat at 2 B and 4 KiB.
 # Writes $RXE_LOGDIR/bench-DRIVER.txt: one "metric value" line per number
 # and, with our driver loaded, $RXE_LOGDIR/bench-ceiling.txt (the
-# guest's copy and CRC-32 speed, /sys/kernel/debug/rdma_rxe/ceiling)
+# guest's copy and CRC-32 speed, /sys/kernel/debug/rdma_rxe/ceiling,
+# read once per round, each reading after a "round N" line)
 # ("n/a" if a run failed or timed out). A benchmark, not a test: it does not
 # judge the numbers, and ends 0 unless it could not set up at all.
 #
@@ -18,7 +19,8 @@
 #   numbers appended to the driver's file.
 #   DRIVER: c, rust or rust:P=V,... (ours with those module parameters,
 #   as rust:packet_chains=0); PART (default all): write_bw read_bw send_bw
-#   scaling latency; not in the default: placement (the client pinned to
+#   scaling latency; not in the default: loopback (write_bw and read_bw
+#   64 KiB with both ends on rxe0), placement (the client pinned to
 #   each CPU), jumbo (64 KiB bandwidths over a veth at MTU 9000, path
 #   MTU 4096)
 iters=1000 sizes="64 4096 65536 1048576" rounds=1
@@ -203,6 +205,7 @@ wanted() {
 # Each driver's numbers, every round's appended (scripts/bench.sh takes
 # the median); a driver named twice adds to the same file.
 for driver in "$@"; do : > "$RXE_LOGDIR/bench-$driver.txt"; done
+: > "$RXE_LOGDIR/bench-ceiling.txt"
 for round in $(seq 1 "$rounds"); do
 for driver in "$@"; do
     out=$RXE_LOGDIR/bench-$driver.txt
@@ -221,8 +224,9 @@ for driver in "$@"; do
     fi
     if [ "$driver" = rust ]; then
         # The guest's copy and CRC ceiling (src/ceiling.rs), while our
-        # module is loaded.
-        cat /sys/kernel/debug/rdma_rxe/ceiling > "$RXE_LOGDIR/bench-ceiling.txt" 2>&1
+        # module is loaded, once per round: scripts/bench.sh takes the
+        # highest reading of the boot.
+        { echo "round $round"; cat /sys/kernel/debug/rdma_rxe/ceiling; } >> "$RXE_LOGDIR/bench-ceiling.txt" 2>&1
     fi
     # A short unrecorded run first: the first run after a boot or a load
     # was seen slower than the same run later in the boot.
@@ -246,6 +250,12 @@ for driver in "$@"; do
         pairs 2pairs 2
         # Loopback: both ends on rxe0.
         LOOPBACK=1 BW_TAG=_loopback bw write_bw 65536 "$(iters_for 65536)"
+    fi
+    # Loopback alone (not in the default; `scaling` has its write_bw):
+    # both ends on rxe0, write and read.
+    if wanted loopback; then
+        LOOPBACK=1 BW_TAG=_loopback bw write_bw 65536 "$(iters_for 65536)"
+        LOOPBACK=1 BW_TAG=_loopback bw read_bw 65536 "$(iters_for 65536)"
     fi
     # Placement: the client (the polling application) pinned to each CPU
     # in turn; an unpinned run lands on either, whence boot-to-boot spread.
