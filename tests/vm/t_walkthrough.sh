@@ -12,7 +12,16 @@
 need_pyverbs
 mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
 mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing
-rxe_load || fail "modprobe"
+# Every packet of a QP leaves from its transmit CPU (post_cpu_send=0), so
+# the packets and the replies they cause queue in one CPU's backlog, in
+# the order the chapter tells. With the default, a WRITE posted after
+# everything was acknowledged leaves from the posting CPU, and the
+# resends its NAK causes leave from the transmit CPU: under a busy host
+# (CI runs three guests at once) they once overtook the WRITE's last
+# original packet, which opened a second gap and drew a second NAK
+# (1000, 1002 NAK, 1001, 1003 NAK, 1002, 1003), correct go-back-N but
+# not the walkthrough's script.
+modprobe rdma_rxe post_cpu_send=0 || fail "modprobe post_cpu_send=0"
 two_namespaces || fail "two-namespace set-up"
 [ -w /sys/kernel/debug/rdma_rxe/rxe0/faults ] || fail "no faults file for rxe0"
 [ -d /sys/kernel/tracing/events/rdma_rxe ] || fail "no rdma_rxe trace events"
