@@ -445,7 +445,7 @@ int rxe_net_tx_send(struct sk_buff *skb, bool ipv6)
 	struct net *net = dev_net(skb_dst(skb)->dev);
 	int err;
 
-	if (skb_dst(skb)->dev->flags & IFF_LOOPBACK)
+	if (rxe_net_skb_to_host(skb))
 		return rxe_net_loopback_send(skb);
 	/* A chain's UDP length is the whole chain's, as UDP GSO's. */
 	if (skb_is_gso(skb))

@@ -274,10 +274,9 @@ fn requester_config(attrs: &QpAttrs) -> RequesterConfig {
     // restarts the retry timer) arrives while the rest are still being
     // received, instead of once per window, by which time a slow receiver
     // has let the timer expire. Four times per window (every 16) cost an
-    // ACK per 16 packets
-    // to build, send, receive and complete on, and more needless probes
-    // than it saved (write_bw 64 KiB, one boot each: 326-774 packets
-    // resent needlessly at 16, 68 at 32).
+    // ACK per 16 packets to build, send, receive and complete on, and
+    // more needless probes than it saved (write_bw 64 KiB, one boot each:
+    // 326-774 packets resent needlessly at 16, 68 at 32).
     cfg.ack_req_every = crate::qp::TX_INFLIGHT_HIGH / 2;
     // The retry timer runs on jiffies: nothing shorter than a tick, and an
     // expiry up to a tick early is on time.
