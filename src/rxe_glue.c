@@ -24,6 +24,8 @@
 #include <linux/cpumask.h>
 #include <linux/bottom_half.h>
 #include <linux/highmem.h>
+#include <linux/rcupdate.h>
+#include <linux/refcount.h>
 #include <linux/scatterlist.h>
 #include <linux/xarray.h>
 #include <linux/module.h>
@@ -237,6 +239,21 @@ void *rxe_glue_xa_erase(struct xarray *xa, unsigned long index)
 	old = __xa_erase(xa, index);
 	xa_unlock_irqrestore(xa, flags);
 	return old;
+}
+
+bool rxe_glue_refcount_inc_not_zero(refcount_t *r)
+{
+	return refcount_inc_not_zero(r);
+}
+
+unsigned long rxe_glue_rcu_gp_cookie(void)
+{
+	return get_state_synchronize_rcu();
+}
+
+void rxe_glue_rcu_gp_wait(unsigned long cookie)
+{
+	cond_synchronize_rcu(cookie);
 }
 
 unsigned long rxe_glue_xa_lock_irqsave(struct xarray *xa)

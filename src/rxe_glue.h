@@ -9,6 +9,7 @@
 
 #include <linux/types.h>
 #include <linux/spinlock_types.h>
+#include <linux/refcount_types.h>
 
 struct net;
 struct net_device;
@@ -103,6 +104,18 @@ int rxe_glue_xa_reserve_cyclic(struct xarray *xa, u32 *id, u32 min, u32 max, u32
 int rxe_glue_xa_publish(struct xarray *xa, unsigned long index, void *entry);
 /* __xa_erase() under xa_lock_irqsave(), as rxe_glue_xa_publish(). */
 void *rxe_glue_xa_erase(struct xarray *xa, unsigned long index);
+/*
+ * refcount_inc_not_zero(): takes a use of a table object found under RCU
+ * unless its last use is gone (it is being destroyed).
+ */
+bool rxe_glue_refcount_inc_not_zero(refcount_t *r);
+/*
+ * get_state_synchronize_rcu() / cond_synchronize_rcu(): a removed table
+ * object is freed only after a grace period from its removal, so that a
+ * lookup that found it just before is done reading it.
+ */
+unsigned long rxe_glue_rcu_gp_cookie(void);
+void rxe_glue_rcu_gp_wait(unsigned long cookie);
 /*
  * xa_lock_irqsave() / xa_unlock_irqrestore(): lookups run in softirq and
  * under the data path's IRQ-disabling locks, where a _bh unlock is not

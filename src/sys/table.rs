@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Per-device index tables (rxe's pools): an xarray from a number (a key
-//! index, a QP number) to a live driver object, locked with bottom halves
-//! off so that the receive path may look objects up from softirq, and the
-//! counted uses that keep a found object alive until its destroy verb has
-//! waited for them.
+//! index, a QP number) to a live driver object, and the counted uses that
+//! keep a found object alive until its destroy verb has waited for them.
 //!
 //! Insertion is two steps: reserve a number (objects are built from it),
 //! then publish the finished object, so a lookup never sees a half-built
-//! one. Removal unpublishes first, so no new use can start, then the owner
-//! waits for the uses in flight ([`UseCount::drain`]).
+//! one. The data path's lookups (a QP for every received packet, a region
+//! for every packet's payload) take no lock: under RCU they load the entry
+//! and take a use unless its last one is gone, as rxe's pools do. Removal
+//! unpublishes first, then the owner drops the table's use, waits for the
+//! uses in flight and for a grace period ([`UseCount::drain`]), after which
+//! no lookup still reads the object and it may be freed.
 
 use super::bindings;
 use core::{cell::UnsafeCell, marker::PhantomData, ptr::NonNull};
@@ -41,6 +43,15 @@ impl UseCount {
         })
     }
 
+    /// Takes a use unless the last one is gone (the object is being
+    /// destroyed: its drain may have returned already).
+    fn try_get(&self) -> bool {
+        // SAFETY: `Refcount` wraps a `refcount_t`, the atomic it exposes is
+        // that `refcount_t`'s, valid while `self` is.
+        unsafe { bindings::rxe_glue_refcount_inc_not_zero(self.users.as_atomic().as_ptr().cast()) }
+    }
+
+    /// Takes another use of an object that holds one already.
     fn get(&self) {
         self.users.inc();
     }
@@ -51,17 +62,26 @@ impl UseCount {
         }
     }
 
-    /// Drops the table's use and waits until every other use is gone.
-    /// Called once, after the object was removed from its table (or was
-    /// never published).
+    /// Drops the table's use and waits until every other use is gone, and
+    /// for a grace period since: a lookup that found the object before its
+    /// removal may still be reading its count (to find it zero). Called
+    /// once, after the object was removed from its table (or was never
+    /// published), in process context; afterwards the object may be freed.
     pub(crate) fn drain(&self) {
+        // SAFETY: No requirements.
+        let removed = unsafe { bindings::rxe_glue_rcu_gp_cookie() };
         self.put();
         self.drained.wait_for_completion();
+        // SAFETY: Process context (we just waited for a completion); the
+        // cookie came from `rxe_glue_rcu_gp_cookie`. Returns at once if a
+        // grace period passed while the uses drained.
+        unsafe { bindings::rxe_glue_rcu_gp_wait(removed) };
     }
 
     /// Drops the table's use of an object that no data path ever holds
-    /// (one read only under the table's lock, [`IndexTable::read`]): there
-    /// is nothing to wait for, so this never sleeps.
+    /// (one read only under the table's lock, [`IndexTable::read`], never
+    /// found by [`IndexTable::lookup`]): there is nothing to wait for, so
+    /// this never sleeps.
     pub(crate) fn drop_unheld(&self) {
         self.put();
     }
@@ -79,7 +99,9 @@ pub(crate) trait Counted {
 ///
 /// `xa` was initialised by [`IndexTable::init`] with `XA_FLAGS_ALLOC`.
 /// Every non-null entry points to a live `T` whose use count includes one
-/// for the table; entries are removed before the object is freed. `next`
+/// for the table; entries are removed before the object is freed, and an
+/// object that [`IndexTable::lookup`] may find is freed only after the
+/// grace period [`UseCount::drain`] waits for. `next`
 /// is only touched by `xa_alloc_cyclic` under the xarray's lock.
 pub(crate) struct IndexTable<T> {
     xa: Opaque<bindings::xarray>,
@@ -167,22 +189,22 @@ impl<T: Counted> IndexTable<T> {
         !unsafe { bindings::rxe_glue_xa_erase(self.xa.get(), index as usize) }.is_null()
     }
 
-    /// Finds the object at `index` and takes a use of it.
-    /// Any context but hardirq, with or without interrupts disabled.
+    /// Finds the object at `index` and takes a use of it; `None` also for
+    /// an object whose removal has dropped its last use. Takes no lock:
+    /// any context, with or without interrupts disabled.
     pub(crate) fn lookup(&self, index: u32) -> Option<TableRef<T>> {
-        // SAFETY: Initialised table. Under the lock no entry can be
-        // removed, so a found object is live and holds the table's use
-        // while we add ours.
-        unsafe {
-            let flags = bindings::rxe_glue_xa_lock_irqsave(self.xa.get());
-            let entry = bindings::xa_load(self.xa.get(), index as usize).cast::<T>();
-            let found = NonNull::new(entry).map(|obj| {
-                obj.as_ref().uses().get();
-                TableRef { obj }
-            });
-            bindings::rxe_glue_xa_unlock_irqrestore(self.xa.get(), flags);
-            found
+        let _rcu = kernel::sync::rcu::read_lock();
+        // SAFETY: Initialised table; `xa_load` may run under RCU alone.
+        let entry = unsafe { bindings::xa_load(self.xa.get(), index as usize) }.cast::<T>();
+        let obj = NonNull::new(entry)?;
+        // SAFETY: An entry published and found under RCU is not freed
+        // before a grace period after its removal (`UseCount::drain`), so
+        // it is readable until `_rcu` is dropped.
+        if !unsafe { obj.as_ref() }.uses().try_get() {
+            return None;
         }
+        // INVARIANT: We took a use of the live object.
+        Some(TableRef { obj })
     }
 
     /// The first object at `index` or after, with its number, and a use
