@@ -86,6 +86,7 @@ fn create_root() {
         (c"rcvd_spread", &recv::SPREAD),
         (c"rcvd_spread_wakeups", &recv::SPREAD_WAKEUPS),
         (c"sent_from_posting_cpu", &SENT_FROM_POSTING_CPU),
+        (c"response_wakeups", &crate::rc::complete::RESPONSE_WAKEUPS),
     ];
     let mut files = KVec::new();
     for (name, counter) in Iterator::chain(drop_counters.into_iter(), totals) {

@@ -28,8 +28,22 @@ fn requester(retry_cnt: u8) -> Requester<8> {
 }
 
 fn at(req: &mut Requester<8>, t: u64, ev: RequesterEvent) -> Vec<RequesterAction> {
+    let transmit = matches!(ev, RequesterEvent::Transmit { budget } if budget > 0);
+    let may = req.may_transmit();
     let mut acts = Vec::new();
     req.step_at(t, ev, &mut |a| acts.push(a));
+    if transmit {
+        // The driver's receive path wakes the transmit work only when a
+        // response turns `may_transmit` true: it must say exactly whether
+        // a transmit step sends.
+        let sent = acts
+            .iter()
+            .any(|a| matches!(a, RequesterAction::Transmit(_)));
+        assert_eq!(
+            may, sent,
+            "may_transmit {may} before a transmit step at {t} ns that sent {sent}"
+        );
+    }
     acts
 }
 

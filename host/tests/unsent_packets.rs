@@ -4,6 +4,7 @@
 //! and none is a READ or an atomic (`Requester::unsent_awaits_reply`).
 
 use rxe_proto::proto::aeth::{NakCode, Syndrome};
+use rxe_proto::proto::opcode::Position;
 use rxe_proto::proto::psn::Psn;
 use rxe_proto::proto::replay::{SendWqe, WqeOp};
 use rxe_proto::proto::requester::{
@@ -106,4 +107,40 @@ fn after_a_go_back_the_packets_to_send_again_count() {
     respond(&mut req, 105, Syndrome::ACK);
     assert!(!req.has_unacked());
     assert_eq!(req.outstanding_wqes(), 0);
+}
+
+/// A READ response packet for `psn`, at `position` of its READ (an AETH
+/// but on a middle one).
+fn read_response(req: &mut Requester<8>, psn: u32, position: Position) {
+    let packet = ResponsePacket {
+        psn: Psn::new(psn),
+        op: ResponseOp::ReadResponse(position),
+        syndrome: (position != Position::Middle).then_some(Syndrome::ACK),
+        payload_len: 1024,
+    };
+    req.step(RequesterEvent::Response(packet), &mut |_| {});
+}
+
+#[test]
+fn may_transmit_says_whether_a_transmit_step_sends() {
+    // Two READ credits, three 2 KiB READs: the third waits for the first
+    // READ's last response packet, which returns a credit; its first one
+    // changes nothing the transmit work could use.
+    let mut cfg = RequesterConfig::new(Mtu::MTU_1024, Psn::new(100));
+    cfg.max_rd_atomic = 2;
+    let mut req = Requester::<8>::new(cfg);
+    assert!(!req.may_transmit(), "nothing posted");
+    for id in 1..=3 {
+        req.post(read(id, 2048), &mut |_| panic!()).unwrap();
+    }
+    assert!(req.may_transmit());
+    assert_eq!(transmit(&mut req, 64), 2, "two credits");
+    assert!(!req.may_transmit(), "every credit taken");
+    assert_eq!(transmit(&mut req, 64), 0);
+    read_response(&mut req, 100, Position::First);
+    assert!(!req.may_transmit(), "the first READ holds its credit");
+    read_response(&mut req, 101, Position::Last);
+    assert!(req.may_transmit(), "the first READ's credit is back");
+    assert_eq!(transmit(&mut req, 64), 1);
+    assert!(!req.may_transmit(), "all three sent");
 }

@@ -673,6 +673,32 @@ impl<const N: usize> Requester<N> {
         self.psn_high.after(self.comp_psn)
     }
 
+    /// Whether a transmit step now would send a packet (the packets the
+    /// driver has in flight aside): not in ERROR nor waiting out an RNR
+    /// NAK, a WQE with packets left to send, room in the flight cap (or a
+    /// probe due), and a READ or atomic credit for a request that needs
+    /// one. The receive path wakes the transmit work when a response turns
+    /// this from false to true; while it is true a wake-up is under way
+    /// already (whatever made it true woke the work, which sends until it
+    /// turns false or the driver's own flight bound stops it).
+    pub fn may_transmit(&self) -> bool {
+        if self.error || self.wait_rnr {
+            return false;
+        }
+        if !self.unreliable
+            && !self.probing
+            && self.psn.distance_from(self.comp_psn) >= self.flight_cap()
+        {
+            return false;
+        }
+        let Some(entry) = self.buffer.get(self.send_index) else {
+            return false;
+        };
+        !(entry.wqe.op.is_read_or_atomic()
+            && !entry.holds_credit
+            && self.rd_atomic_outstanding >= self.config.max_rd_atomic)
+    }
+
     /// Whether a WQE not yet begun is a READ, an atomic or a FLUSH: a
     /// request whose answer the responder sends back as a reply.
     pub fn unsent_awaits_reply(&self) -> bool {

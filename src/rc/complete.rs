@@ -16,6 +16,7 @@ use crate::{
     qp::{QpInner, RxeQp},
     sys::net::NetDevice,
 };
+use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// A response packet (ACK, NAK, READ response, atomic ACK) for the QP's
 /// requester: completes what it acknowledges and sends what the window now
@@ -59,6 +60,8 @@ pub(crate) fn on_response(
             aeth.msn,
         );
     }
+    let could_transmit = inner.rc.requester.may_transmit();
+    let held = inner.rc.requester.outstanding_wqes();
     send::step(
         rxe,
         qp,
@@ -68,8 +71,28 @@ pub(crate) fn on_response(
         RequesterEvent::Response(resp),
         Some(pkt.payload),
     );
-    super::transmit_or_kick(rxe, qp, inner, ndev, out, true);
+    if crate::sys::work::this_cpu() == crate::sys::work::tx_cpu(qp.body.tx_key()) {
+        super::transmit_or_kick(rxe, qp, inner, ndev, out, true);
+    } else if (!could_transmit && inner.rc.requester.may_transmit())
+        || (held >= SQ_WINDOW && inner.rc.requester.outstanding_wqes() < held)
+    {
+        // Off the transmit CPU the transmit work is woken only when this
+        // response let the requester send (a window slot, a READ credit,
+        // an RTT that widened the flight), or completed a WQE while the
+        // requester held all it can (more may wait in the send queue, to
+        // be taken by the transmit work). While the requester could send
+        // already, whatever let it woke the work, which sends until it
+        // cannot. A READ stream's middle responses change nothing it could
+        // use, and a wake-up for each of them took the QP lock on the
+        // transmit CPU while this CPU placed the next one.
+        RESPONSE_WAKEUPS.fetch_add(1, Relaxed);
+        super::transmit_or_kick(rxe, qp, inner, ndev, out, true);
+    }
 }
+
+/// Wake-ups of a QP's transmit work from the receive path after a response
+/// packet, off the transmit CPU (`rdma_rxe/response_wakeups` in debugfs).
+pub(crate) static RESPONSE_WAKEUPS: AtomicU64 = AtomicU64::new(0);
 
 /// Whether a READ response's payload can be placed without waiting for
 /// pages (only on-demand-paging regions can say no; a fault is then asked

@@ -84,6 +84,28 @@ rxe_load || fail "modprobe"
 two_namespaces || fail "two-namespace set-up"
 traffic spread
 [ "$spread" -ge "$data" ] || fail "only $spread of at least $data data packets spread"
+
+# READ replies spread to the requester's receive CPU wake its transmit
+# work (rdma_rxe/response_wakeups) only when a reply lets it send (a READ
+# credit or window room back, about once a READ), not once per reply
+# packet (which took the QP lock on the transmit CPU while the receive
+# CPU placed the next): at most one wake-up per 8 spread. Whether a run's
+# replies are spread depends on its QP numbers (the CPUs they map to):
+# up to 8 runs, until one spreads.
+checked=0
+for run in 1 2 3 4 5 6 7 8; do
+    d0=$(debug rcvd_spread); rw0=$(debug response_wakeups)
+    peer_pair "read-wakeups-$run" ib_read_bw -d rxe1 -x "$g1" -p "$port" -F -s 65536 -n 64 -m 1024 -- \
+        ib_read_bw -d rxe0 -x "$g0" -p "$port" -F -s 65536 -n 64 -m 1024 10.0.0.2
+    spread=$(( $(debug rcvd_spread) - d0 )); rwakeups=$(( $(debug response_wakeups) - rw0 ))
+    note "READ run $run: $spread reply packets spread, $rwakeups transmit work wake-ups"
+    [ "$spread" -ge 1024 ] || continue
+    [ $(( rwakeups * 8 )) -le "$spread" ] ||
+        fail "READ run $run: $rwakeups transmit work wake-ups for $spread reply packets spread"
+    checked=1
+    break
+done
+[ "$checked" = 1 ] || fail "no READ run of 8 spread its replies"
 # Ping-pongs of 64 KiB (64 packets) and 4 KiB messages: never spread.
 for size in 65536 4096; do
     d0=$(debug rcvd_spread)

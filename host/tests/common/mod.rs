@@ -203,8 +203,21 @@ pub fn req_step<const N: usize>(
     req: &mut Requester<N>,
     ev: RequesterEvent,
 ) -> Vec<RequesterAction> {
+    let transmit = matches!(ev, RequesterEvent::Transmit { budget } if budget > 0);
+    let may = req.may_transmit();
     let mut v = Vec::new();
     req.step(ev, &mut |a| v.push(a));
+    if transmit && !req.is_error() {
+        // The driver's receive path wakes the transmit work only when a
+        // response turns `may_transmit` true: it must say exactly whether
+        // a transmit step sends (a UC step that fails the QP on an
+        // operation UC lacks sends nothing, and ends in ERROR).
+        let sent = v.iter().any(|a| matches!(a, RequesterAction::Transmit(_)));
+        assert_eq!(
+            may, sent,
+            "may_transmit {may} before a transmit step that sent {sent}"
+        );
+    }
     v
 }
 
