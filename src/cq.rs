@@ -226,6 +226,12 @@ impl RxeCq {
         st.notify.arm(flags, empty)
     }
 
+    /// Whether the CQ holds completions its consumer has not polled yet.
+    pub(crate) fn holds_unpolled(&self) -> bool {
+        let st = self.state.lock();
+        st.ring.count(&st.buf) > 0
+    }
+
     /// `poll_cq` for a kernel CQ: fills up to `wcs.len()` work completions,
     /// oldest first, and returns how many. A user CQ is polled by user
     /// space only: 0.

@@ -47,7 +47,8 @@ use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 const SPREAD_MIN_BYTES: usize = 512;
 
 /// Payload packets a QP takes here since it last sent a message of its
-/// own (a SEND or WRITE it was posted, or a READ with none outstanding)
+/// own (a SEND or WRITE it was posted, or a signaled READ with none
+/// outstanding and its send CQ polled empty: see `crate::rc::send`)
 /// before spreading moves the rest (and, while its backlog is not empty,
 /// whatever follows): a ping-pong of messages (or of READs) up to this
 /// many packets (64 KiB at path MTU 1024) is never spread, so its

@@ -313,7 +313,7 @@ fn take_wqes(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
         let Some(w) = slot.wqe.as_ref() else {
             return;
         };
-        let (wr_id, opcode) = (w.wr_id, w.opcode);
+        let (wr_id, opcode, signaled) = (w.wr_id, w.opcode, w.signaled(qp.body.sq_sig_all));
         let rw = match check_taken(rxe, pd, id, w) {
             Err(status) => return refuse(rxe, qp, inner, wr_id, opcode, status),
             Ok(Some(rw)) => rw,
@@ -327,7 +327,6 @@ fn take_wqes(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
                     return;
                 }
                 let status = local_operation(rxe, qp.key_user(), w);
-                let signaled = w.signaled(qp.body.sq_sig_all);
                 // Not taken: the slot is the ring's oldest.
                 inner.sq.advance(&qp.body.sq_buf);
                 if status != WcStatus::Success || signaled {
@@ -376,12 +375,22 @@ fn take_wqes(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
                 | WrOpcode::RdmaWrite
                 | WrOpcode::RdmaWriteWithImm
         );
-        if answers || (opcode == WrOpcode::RdmaRead && held == 0) {
+        if answers
+            || (opcode == WrOpcode::RdmaRead
+                && held == 0
+                && signaled
+                && !qp.ibqp.send_cq().holds_unpolled())
+        {
             // The QP answers what it received with a message of its own,
-            // or asks for the next READ once the last one has completed:
-            // a ping-pong, whose latency receive spreading must not
+            // or asks for the next READ once the last one has completed
+            // and its completion was polled, with a completion to wait
+            // for: a ping-pong, whose latency receive spreading must not
             // lengthen (see `crate::recv`). A READ taken while others are
-            // outstanding is a stream of them, whose replies are spread.
+            // outstanding is a stream of them, whose replies are spread;
+            // so is one posted without polling the completions before it,
+            // or an unsignaled one (nobody waits for it), though the last
+            // READ has completed: a client on the CPU that answers its
+            // READs finishes each before it posts the next.
             qp.body
                 .rx_run
                 .store(0, core::sync::atomic::Ordering::Relaxed);
