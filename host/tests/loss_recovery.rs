@@ -5,6 +5,8 @@
 //! queued in this host. Each test drives the requester with a clock
 //! (`step_at`) and hand-made responses.
 
+mod common;
+
 use rxe_proto::proto::aeth::{NakCode, Syndrome};
 use rxe_proto::proto::opcode::Position;
 use rxe_proto::proto::psn::Psn;
@@ -33,16 +35,7 @@ fn at(req: &mut Requester<8>, t: u64, ev: RequesterEvent) -> Vec<RequesterAction
     let mut acts = Vec::new();
     req.step_at(t, ev, &mut |a| acts.push(a));
     if transmit {
-        // The driver's receive path wakes the transmit work only when a
-        // response turns `may_transmit` true: it must say exactly whether
-        // a transmit step sends.
-        let sent = acts
-            .iter()
-            .any(|a| matches!(a, RequesterAction::Transmit(_)));
-        assert_eq!(
-            may, sent,
-            "may_transmit {may} before a transmit step at {t} ns that sent {sent}"
-        );
+        common::assert_may_transmit_said(req, may, &acts, &format!(" at {t} ns"));
     }
     acts
 }

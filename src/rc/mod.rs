@@ -373,13 +373,27 @@ pub(crate) fn transmit_or_kick(
     received: bool,
 ) {
     let tx_cpu = crate::sys::work::tx_cpu(qp.body.tx_key());
+    transmit_or_queue(rxe, qp, inner, ndev, out, received, tx_cpu);
+}
+
+/// [`transmit_or_kick`] for a caller that knows the QP's transmit CPU
+/// (`tx_cpu`) already: one lookup of it a packet.
+pub(crate) fn transmit_or_queue(
+    rxe: &RxeDevice,
+    qp: &RxeQp,
+    inner: &mut QpInner,
+    ndev: &crate::sys::net::NetDevice,
+    out: &mut wire::Outbox,
+    received: bool,
+    tx_cpu: u32,
+) {
     if crate::sys::work::this_cpu() == tx_cpu {
         respond::send_replies(rxe, qp, inner, ndev, out);
         send::pump(rxe, qp, inner, ndev, out);
     } else if received {
         qp.body.reply_work.queue_on_highpri(tx_cpu);
     } else {
-        kick(qp);
+        qp.body.tx_work.queue_on(tx_cpu);
     }
 }
 

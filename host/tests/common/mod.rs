@@ -207,18 +207,34 @@ pub fn req_step<const N: usize>(
     let may = req.may_transmit();
     let mut v = Vec::new();
     req.step(ev, &mut |a| v.push(a));
-    if transmit && !req.is_error() {
-        // The driver's receive path wakes the transmit work only when a
-        // response turns `may_transmit` true: it must say exactly whether
-        // a transmit step sends (a UC step that fails the QP on an
-        // operation UC lacks sends nothing, and ends in ERROR).
-        let sent = v.iter().any(|a| matches!(a, RequesterAction::Transmit(_)));
-        assert_eq!(
-            may, sent,
-            "may_transmit {may} before a transmit step that sent {sent}"
-        );
+    if transmit {
+        assert_may_transmit_said(req, may, &v, "");
     }
     v
+}
+
+/// Checks, after a transmit step whose `actions` are given, what
+/// `may_transmit` said before it (`may`): the driver's receive path wakes
+/// the transmit work only when a response turns it true, so it must say
+/// exactly whether the step sends. A step that ends in ERROR (UC failing
+/// the QP on an operation UC lacks) sends nothing and is not checked.
+/// `when` names the step in the message.
+pub fn assert_may_transmit_said<const N: usize>(
+    req: &Requester<N>,
+    may: bool,
+    actions: &[RequesterAction],
+    when: &str,
+) {
+    if req.is_error() {
+        return;
+    }
+    let sent = actions
+        .iter()
+        .any(|a| matches!(a, RequesterAction::Transmit(_)));
+    assert_eq!(
+        may, sent,
+        "may_transmit {may} before a transmit step{when} that sent {sent}"
+    );
 }
 
 /// The transmitted packets among `actions`.
