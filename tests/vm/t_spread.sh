@@ -85,37 +85,48 @@ two_namespaces || fail "two-namespace set-up"
 traffic spread
 [ "$spread" -ge "$data" ] || fail "only $spread of at least $data data packets spread"
 
-# A READ stream's replies are spread wherever its client runs: four
-# runs of 64 READs of 64 KiB, the client pinned to CPU 0 twice, then to
-# CPU 1 twice. Each run's QPs are new, with the next QP numbers, so the
-# CPU the connection transmits on (on two CPUs, its smaller QP number's
-# parity) alternates: in one run on each CPU the client runs on the
-# transmit CPU, in the other on the receive CPU. In each run, all but
-# the first READ's replies, and those of a READ posted once every
+# A READ stream's replies are spread wherever its client runs: four runs
+# of 64 READs of 64 KiB, the client pinned to CPU 0 twice, then to CPU 1
+# twice. Each run's QPs are new, with the next QP numbers, so the CPU
+# the connection transmits on (its smaller QP number modulo the CPUs, on
+# two its parity) alternates: in one run on each CPU the client runs on
+# the transmit CPU, in the other on the receive CPU. In each run, all
+# but the first READ's replies, and those of a READ posted once every
 # completion before it was polled, are placed on another CPU than the
 # one they arrived on: at least 3072 of 4096. What failed before: with
 # the client on the transmit CPU each READ is answered and completed
 # before the system call that posted it returns, so each was taken with
-# none outstanding, counted as a ping-pong, and its replies placed on the
-# CPU that built them. ib_read_bw posts READs without polling between
-# them (a ping-pong polls each completion first).
+# none outstanding, counted as a ping-pong, and its replies placed on
+# the CPU that built them. ib_read_bw posts READs without polling
+# between them (a ping-pong polls each completion first).
 # Replies spread wake the requester's transmit work
 # (rdma_rxe/response_wakeups) only when one lets it send (a READ credit
 # or window room back, about once a READ), not once per reply packet
 # (which took the QP lock on the transmit CPU while the receive CPU
-# placed the next): at most one wake-up per 8 spread.
+# placed the next): at most one wake-up per 8 spread. The QP numbers
+# perftest prints show which runs had the client on the transmit CPU: at
+# least one must have, and one not, or the runs covered less than they
+# claim (QP numbering changed).
+on_tx=0; off_tx=0
 for run in 1 2 3 4; do
     cpu=$(( (run - 1) / 2 ))
     d0=$(debug rcvd_spread); rw0=$(debug response_wakeups)
     peer_pair "read-stream-$run" ib_read_bw -d rxe1 -x "$g1" -p "$port" -F -s 65536 -n 64 -m 1024 -- \
         taskset -c "$cpu" ib_read_bw -d rxe0 -x "$g0" -p "$port" -F -s 65536 -n 64 -m 1024 10.0.0.2
     spread=$(( $(debug rcvd_spread) - d0 )); rwakeups=$(( $(debug response_wakeups) - rw0 ))
-    note "READ run $run (client on CPU $cpu): $spread reply packets spread, $rwakeups transmit work wake-ups"
+    mapfile -t qpns < <(grep -o 'QPN 0x[0-9a-fA-F]*' "/tmp/pair-read-stream-$run.client" | cut -d' ' -f2)
+    [ "${#qpns[@]}" = 2 ] || fail "READ run $run: no local and remote QPN in perftest's output"
+    tx=$(( (qpns[0] < qpns[1] ? qpns[0] : qpns[1]) % $(nproc) ))
+    if [ "$tx" = "$cpu" ]; then on_tx=$((on_tx + 1)); else off_tx=$((off_tx + 1)); fi
+    note "READ run $run (client on CPU $cpu, QPs ${qpns[*]}, transmit CPU $tx):" \
+        "$spread reply packets spread, $rwakeups transmit work wake-ups"
     [ "$spread" -ge 3072 ] ||
         fail "READ run $run (client on CPU $cpu): only $spread of 4096 reply packets spread"
     [ $(( rwakeups * 8 )) -le "$spread" ] ||
         fail "READ run $run: $rwakeups transmit work wake-ups for $spread reply packets spread"
 done
+[ "$on_tx" -ge 1 ] && [ "$off_tx" -ge 1 ] ||
+    fail "READ runs: $on_tx with the client on the transmit CPU, $off_tx not; both cases needed"
 # Ping-pongs of 64 KiB (64 packets) and 4 KiB messages: never spread.
 for size in 65536 4096; do
     d0=$(debug rcvd_spread)
