@@ -213,6 +213,12 @@ impl QpBody {
         self.tx_key.load(Ordering::Relaxed)
     }
 
+    /// The QP's transmit CPU: [`crate::sys::work::tx_cpu`] of its
+    /// [`QpBody::tx_key`].
+    pub(crate) fn tx_cpu(&self) -> u32 {
+        crate::sys::work::tx_cpu(self.tx_key())
+    }
+
     /// Records the state the post path checks; called under `state`
     /// whenever the state changes.
     pub(crate) fn set_post_state(&self, s: QpState) {

@@ -71,9 +71,9 @@ pub(crate) fn on_response(
         RequesterEvent::Response(resp),
         Some(pkt.payload),
     );
-    let tx_cpu = crate::sys::work::tx_cpu(qp.body.tx_key());
+    let tx_cpu = qp.body.tx_cpu();
     if crate::sys::work::this_cpu() == tx_cpu {
-        super::transmit_or_queue(rxe, qp, inner, ndev, out, true, tx_cpu);
+        super::transmit_or_kick(rxe, qp, inner, ndev, out, true, tx_cpu);
     } else if (!could_transmit && inner.rc.requester.may_transmit())
         || (held >= SQ_WINDOW && inner.rc.requester.outstanding_wqes() < held)
     {
@@ -87,7 +87,7 @@ pub(crate) fn on_response(
         // use, and a wake-up for each of them took the QP lock on the
         // transmit CPU while this CPU placed the next one.
         RESPONSE_WAKEUPS.fetch_add(1, Relaxed);
-        super::transmit_or_queue(rxe, qp, inner, ndev, out, true, tx_cpu);
+        super::transmit_or_kick(rxe, qp, inner, ndev, out, true, tx_cpu);
     }
 }
 

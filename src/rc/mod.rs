@@ -350,13 +350,13 @@ pub(crate) fn state_changed(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner, ol
 }
 
 /// Transmits what the QP has to send (responder replies, then requester
-/// packets) if this is the QP's transmit CPU; else queues the QP's
-/// transmit work there. Every
-/// packet of a QP thus leaves from one CPU, in order: packets sent from
-/// two CPUs at once reach a local receiver through two per-CPU backlogs
-/// and arrive out of order, which RC answers with go-back-N. (The one
-/// exception, the doorbell of an RC QP with nothing unacknowledged, is
-/// `send::may_send_here`'s.)
+/// packets) if this is the QP's transmit CPU, `tx_cpu` (the caller's
+/// lookup of [`crate::qp::QpBody::tx_cpu`]); else queues the QP's
+/// transmit work there. Every packet of a QP thus leaves from one CPU, in
+/// order: packets sent from two CPUs at once reach a local receiver
+/// through two per-CPU backlogs and arrive out of order, which RC answers
+/// with go-back-N. (The one exception, the doorbell of an RC QP with
+/// nothing unacknowledged, is `send::may_send_here`'s.)
 ///
 /// `received`: called on the receive path (softirq, or the QP's receive
 /// work), whose replies and window updates a softirq on the transmit CPU
@@ -365,20 +365,6 @@ pub(crate) fn state_changed(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner, ol
 /// with the tasks there (a task polling its CQ would delay them by a
 /// scheduler tick, and with them the peer's window).
 pub(crate) fn transmit_or_kick(
-    rxe: &RxeDevice,
-    qp: &RxeQp,
-    inner: &mut QpInner,
-    ndev: &crate::sys::net::NetDevice,
-    out: &mut wire::Outbox,
-    received: bool,
-) {
-    let tx_cpu = crate::sys::work::tx_cpu(qp.body.tx_key());
-    transmit_or_queue(rxe, qp, inner, ndev, out, received, tx_cpu);
-}
-
-/// [`transmit_or_kick`] for a caller that knows the QP's transmit CPU
-/// (`tx_cpu`) already: one lookup of it a packet.
-pub(crate) fn transmit_or_queue(
     rxe: &RxeDevice,
     qp: &RxeQp,
     inner: &mut QpInner,
@@ -399,9 +385,7 @@ pub(crate) fn transmit_or_queue(
 
 /// Queues the QP's transmit work on its transmit CPU.
 pub(crate) fn kick(qp: &RxeQp) {
-    qp.body
-        .tx_work
-        .queue_on(crate::sys::work::tx_cpu(qp.body.tx_key()));
+    qp.body.tx_work.queue_on(qp.body.tx_cpu());
 }
 
 /// Kicks the QP numbered `qpn`, if it still exists (an on-demand-paging

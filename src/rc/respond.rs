@@ -361,7 +361,7 @@ pub(crate) fn on_request(
         return;
     }
     if !inner.rc.replies.is_empty() {
-        super::transmit_or_kick(rxe, qp, inner, ndev, out, true);
+        super::transmit_or_kick(rxe, qp, inner, ndev, out, true, qp.body.tx_cpu());
     }
 }
 

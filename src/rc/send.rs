@@ -113,7 +113,8 @@ fn ring(rxe: &RxeDevice, qp: &RxeQp, ndev: &NetDevice) -> Result {
                     SENT_FROM_POSTING_CPU.fetch_add(1, Relaxed);
                     pump(rxe, qp, inner, ndev, &mut out);
                 } else {
-                    super::transmit_or_kick(rxe, qp, inner, ndev, &mut out, false);
+                    let tx_cpu = qp.body.tx_cpu();
+                    super::transmit_or_kick(rxe, qp, inner, ndev, &mut out, false, tx_cpu);
                 }
                 Ok(())
             }
@@ -184,7 +185,7 @@ fn may_wait_to_send_here(qp: &RxeQp) -> bool {
 fn off_transmit_cpu(qp: &RxeQp) -> bool {
     qp.body.qp_type == QpType::Rc
         && crate::module_parameters::post_cpu_send.value()
-        && crate::sys::work::this_cpu() != crate::sys::work::tx_cpu(qp.body.tx_key())
+        && crate::sys::work::this_cpu() != qp.body.tx_cpu()
 }
 
 /// Every request packet the requester sent is acknowledged, and it is
