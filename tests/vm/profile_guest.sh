@@ -53,6 +53,27 @@ debug_counters() {
     done | sort
 }
 
+# hw_counters: the rxe devices' counters (rxe's 17, both drivers), "dev/name
+# value" sorted by name, for the devices of this namespace and of peer.
+hw_counters() {
+    local f
+    {
+        for f in /sys/class/infiniband/*/ports/1/hw_counters/*; do
+            [ -f "$f" ] && echo "${f#/sys/class/infiniband/} $(cat "$f")"
+        done
+        ip netns exec peer sh -c 'for f in /sys/class/infiniband/*/ports/1/hw_counters/*; do
+            [ -f "$f" ] && echo "peer:${f#/sys/class/infiniband/} $(cat "$f")"; done' 2>/dev/null
+    } | sed 's|/ports/1/hw_counters/|/|' | sort -u
+}
+
+# ipis: the interrupt counts that cross-CPU wake-ups and timers move
+# (local timer, rescheduling, function call and IRQ work IPIs), "NAME
+# cpu0 cpu1 ..." per line.
+ipis() {
+    awk '$1 ~ /^(LOC|RES|CAL|IWI):$/ { l = $1; for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) l = l " " $i; print l }' \
+        /proc/interrupts
+}
+
 for driver in "$@"; do
     out=$RXE_LOGDIR/profile-$driver.txt
     if [ "$prog" = nvme ]; then
@@ -76,10 +97,13 @@ for driver in "$@"; do
     data=/tmp/perf-$driver.data
     t0=$SECONDS
     debug0=$(debug_counters)
+    hw0=$(hw_counters)
+    ipi0=$(ipis)
     perf record -e cpu-clock -a ${roots:+-g} -o "$data" -- \
         timeout 1800 $prog -d rxe0 -x "$g0" -p $port -F -s "$size" -n "$iters" $addr \
         > "$out.client" 2> "$out.perf"
     echo "$driver: $prog -s $size -n $iters: exit $? after $((SECONDS - t0)) s"
+    ipi1=$(ipis)
     cat "$out.perf"
     end=$((SECONDS + 30))
     while kill -0 $spid 2>/dev/null && [ $SECONDS -lt $end ]; do sleep 0.5; done
@@ -100,6 +124,13 @@ for driver in "$@"; do
             echo "-- debugfs counters, change during the run"
             join <(echo "$debug0") <(debug_counters) | awk '$3 != $2 { print "  " $1, $3 - $2 }'
         fi
+        # The device counters that moved (RNR NAKs, retries, sequence
+        # errors: how each driver's run went on the wire).
+        echo "-- device counters, change during the run"
+        join <(echo "$hw0") <(hw_counters) | awk '$3 != $2 { print "  " $1, $3 - $2 }'
+        echo "-- interrupts during the run, per CPU"
+        paste -d' ' <(echo "$ipi0") <(echo "$ipi1") |
+            awk '{ n = NF / 2; l = "  " $1; for (i = 2; i <= n; i++) l = l " " ($(i + n) - $i); print l }'
         if [ -n "$roots" ]; then
             # shellcheck disable=SC2086
             perf script -i "$data" --kallsyms=/proc/kallsyms -F comm,tid,ip,sym 2>/dev/null |
