@@ -13,7 +13,7 @@ use rxe_proto::proto::psn::Psn;
 use rxe_proto::proto::replay::{SendWqe, WqeOp};
 use rxe_proto::proto::requester::{
     GoBackCause, Requester, RequesterAction, RequesterConfig, RequesterEvent, ResponseDropReason,
-    ResponseOp, ResponsePacket, TxPacket,
+    ResponseOp, ResponsePacket, TxPacket, DEFAULT_NARROW_PSN_WINDOW, DEFAULT_PSN_WINDOW,
 };
 use rxe_proto::proto::transport::{CompletionStatus, Mtu, RequestOp};
 
@@ -362,7 +362,7 @@ fn packets_in_flight_are_capped_near_the_bandwidth_delay_product() {
 fn a_responder_that_keeps_up_gets_the_whole_window() {
     let mut req = measured();
     assert_eq!(req.rtt().bdp_packets(), Some(4));
-    assert_eq!(req.flight_cap(), 128, "the PSN window");
+    assert_eq!(req.flight_cap(), DEFAULT_PSN_WINDOW, "the PSN window");
     for id in 1..5 {
         req.post(write(id, 8192), &mut |_| panic!()).unwrap();
     }
@@ -372,6 +372,87 @@ fn a_responder_that_keeps_up_gets_the_whole_window() {
         .filter(|&i| sent[i].header.ack_req)
         .collect();
     assert_eq!(asks, vec![7, 15, 23, 31], "each message's last packet");
+}
+
+fn read(id: u64, len: u32) -> SendWqe {
+    SendWqe {
+        id,
+        op: WqeOp::Read {
+            va: 0x8000,
+            rkey: 9,
+        },
+        length: len,
+    }
+}
+
+/// Sends at time `t` until the requester stops; returns what it sent.
+fn send_until_stopped(req: &mut Requester<8>, t: u64) -> Vec<TxPacket> {
+    let mut sent = Vec::new();
+    loop {
+        let more = tx(&at(req, t, SEND_ALL));
+        if more.is_empty() {
+            return sent;
+        }
+        sent.extend(more);
+    }
+}
+
+/// Before any ACK a WRITE stream puts the whole PSN window on the way:
+/// eight 64 KiB messages at a 1 KiB MTU, not rxe's two. A READ is sent
+/// only while fewer than the narrow window's PSNs are outstanding, since a
+/// reply packet lost makes the requester ask again for everything after
+/// it: two 64 KiB READs, or one behind 64 packets of WRITE.
+#[test]
+fn writes_fill_the_psn_window_and_reads_only_the_narrow_window() {
+    assert_eq!((DEFAULT_PSN_WINDOW, DEFAULT_NARROW_PSN_WINDOW), (512, 128));
+    let mut req = requester(6);
+    for id in 0..8 {
+        req.post(write(id, 65536), &mut |_| panic!()).unwrap();
+    }
+    let sent = send_until_stopped(&mut req, 0);
+    assert_eq!(sent.len(), 512);
+    assert_eq!(sent.last().map(|p| p.header.psn.get()), Some(100 + 511));
+    assert!(!req.may_transmit());
+
+    let mut req = requester(6);
+    for id in 0..8 {
+        req.post(read(id, 65536), &mut |_| panic!()).unwrap();
+    }
+    let sent = send_until_stopped(&mut req, 0);
+    let psns: Vec<u32> = sent.iter().map(|p| p.header.psn.get()).collect();
+    assert_eq!(psns, vec![100, 164], "two READs of 64 reply packets each");
+    assert!(!req.may_transmit());
+    // The first READ's replies: 64 PSNs done, room for one more READ.
+    for psn in 100..164 {
+        let position = match psn {
+            100 => Position::First,
+            163 => Position::Last,
+            _ => Position::Middle,
+        };
+        at(
+            &mut req,
+            10 * US,
+            RequesterEvent::Response(ResponsePacket {
+                psn: Psn::new(psn),
+                op: ResponseOp::ReadResponse(position),
+                syndrome: (position != Position::Middle).then_some(Syndrome::ACK),
+                payload_len: 1024,
+            }),
+        );
+    }
+    let sent = send_until_stopped(&mut req, 10 * US);
+    let psns: Vec<u32> = sent.iter().map(|p| p.header.psn.get()).collect();
+    assert_eq!(psns, vec![228]);
+
+    // Behind a 64-packet WRITE one READ goes (64 outstanding), the next
+    // waits (128).
+    let mut req = requester(6);
+    req.post(write(0, 65536), &mut |_| panic!()).unwrap();
+    req.post(read(1, 65536), &mut |_| panic!()).unwrap();
+    req.post(read(2, 65536), &mut |_| panic!()).unwrap();
+    let sent = send_until_stopped(&mut req, 0);
+    assert_eq!(sent.len(), 65, "the WRITE and one READ");
+    assert_eq!(sent[64].header.op, RequestOp::Read);
 }
 
 /// After a go-back-N for a loss the tight cap returns, until a PSN window
@@ -394,13 +475,72 @@ fn after_a_loss_the_flight_is_paced_for_a_window() {
     assert_eq!(resent.first().map(|p| p.header.psn.get()), Some(104));
     assert_eq!(resent.len(), 16);
     // Everything sent acknowledged: still within the window after the
-    // loss (PSN 136 + 128), still paced at twice the product (which the
+    // loss (PSN 136 + the window), still paced at twice the product (which the
     // ACK's sample raised), not the window the unpaced rate would allow.
     at(&mut req, 1200 * US, ack(135));
     assert!(req.paced());
     let bdp = req.rtt().bdp_packets().unwrap();
     assert_eq!(req.flight_cap(), (2 * bdp).max(16));
-    assert!(req.flight_cap() < 128);
+    assert!(req.flight_cap() < DEFAULT_PSN_WINDOW);
+}
+
+/// Posts 64 KiB WRITEs, numbered from `id`, while the requester has room
+/// for WQEs. Returns the next number.
+fn post_while_room(req: &mut Requester<8>, mut id: u64) -> u64 {
+    while req.outstanding_wqes() < 8 {
+        req.post(write(id, 65536), &mut |_| panic!()).unwrap();
+        id += 1;
+    }
+    id
+}
+
+/// Posts, sends what the requester may, and ACKs it all a round trip
+/// later, until `comp_psn` reaches `until`. Returns the time reached and
+/// the next WQE number.
+fn stream_until(req: &mut Requester<8>, mut t: u64, mut id: u64, until: u32) -> (u64, u64) {
+    while req.comp_psn().before(Psn::new(until)) {
+        id = post_while_room(req, id);
+        let sent = send_until_stopped(req, t);
+        let last = sent.last().expect("the requester sends").header.psn.get();
+        t += 100 * US;
+        at(req, t, ack(last));
+    }
+    (t, id)
+}
+
+/// A go-back-N for a loss holds the flight to twice the bandwidth-delay
+/// product for a narrow window past what had been sent, then to the
+/// narrow window until a whole PSN window past it is acknowledged (a
+/// second loss meanwhile would resend no more than at rxe's window), and
+/// only then lets the whole PSN window out again.
+#[test]
+fn after_a_loss_the_window_is_narrow_until_a_whole_window_passes() {
+    let mut req = measured();
+    for id in 1..5 {
+        req.post(write(id, 8192), &mut |_| panic!()).unwrap();
+    }
+    assert_eq!(tx(&at(&mut req, 1000 * US, SEND_ALL)).len(), 32);
+    assert_eq!(req.flight_cap(), DEFAULT_PSN_WINDOW);
+    // Sent up to PSN 135: paced until 136 + 128, narrow until 136 + 512.
+    at(&mut req, 1100 * US, nak(104));
+    assert!(req.paced() && req.narrowed());
+    assert!(req.flight_cap() < DEFAULT_NARROW_PSN_WINDOW);
+    let (t, id) = stream_until(&mut req, 1100 * US, 5, 264);
+    assert!(!req.paced());
+    assert!(req.narrowed());
+    assert_eq!(req.flight_cap(), DEFAULT_NARROW_PSN_WINDOW);
+    let id = post_while_room(&mut req, id);
+    let sent = send_until_stopped(&mut req, t);
+    let last = sent.last().expect("the requester sends").header.psn;
+    assert_eq!(
+        last.distance_from(req.comp_psn()) + 1,
+        DEFAULT_NARROW_PSN_WINDOW,
+        "the narrow window, all of it"
+    );
+    at(&mut req, t + 100 * US, ack(last.get()));
+    stream_until(&mut req, t + 100 * US, id, 648);
+    assert!(!req.narrowed());
+    assert_eq!(req.flight_cap(), DEFAULT_PSN_WINDOW);
 }
 
 /// Runs `req` against a peer that never answers, from `t0` until `end`
