@@ -7,9 +7,11 @@ use rxe_proto::proto::aeth::Aeth;
 use rxe_proto::proto::error::{BuildError, ParseError};
 use rxe_proto::proto::headers::{Bth, Reth};
 use rxe_proto::proto::icrc::IpHeader;
+use rxe_proto::proto::icrc::TableCrc32;
 use rxe_proto::proto::opcode::Opcode;
 use rxe_proto::proto::packet::{
-    build, fill_icrc, packet_len, pad_len, write_headers, ExtHeaders, Packet,
+    build, fill_icrc, header_len_of, icrc_of_pieces, packet_len, pad_len, write_headers,
+    ExtHeaders, Packet, RoceBytes,
 };
 use rxe_proto::proto::psn::Psn;
 use strategies::*;
@@ -265,7 +267,8 @@ proptest! {
         prop_assert_eq!(p.payload, payload.as_slice());
         prop_assert!(p.pad_is_canonical());
         prop_assert_eq!(bytes.len(), packet_len(op, payload.len()).unwrap());
-        prop_assert_eq!(p.raw(), bytes.as_slice());
+        prop_assert_eq!(p.headers(), &bytes[..op.header_len()]);
+        prop_assert_eq!(p.wire_len(), bytes.len());
         // Rebuilding the parsed packet gives the same bytes.
         let mut again = vec![0u8; bytes.len()];
         prop_assert_eq!(build(&mut again, &p.bth, &p.ext, p.payload), Ok(bytes.len()));
@@ -291,4 +294,93 @@ proptest! {
             }
         }
     }
+}
+
+/// `bytes` (a whole packet) in the three pieces a zero-copy sender's skb
+/// arrives in: headers, payload, pad and ICRC.
+fn pieces(bytes: &[u8], op: Opcode, payload_len: usize) -> RoceBytes<'_> {
+    let h = op.header_len();
+    RoceBytes::split(
+        &bytes[..h],
+        &bytes[h..h + payload_len],
+        &bytes[h + payload_len..],
+    )
+    .unwrap()
+}
+
+proptest! {
+    #[test]
+    fn a_split_packet_parses_and_verifies_as_the_whole(
+        (op, _b, _e, payload, mut bytes) in arb_packet(), ip in arb_ip(),
+        udp in any::<[u8; 8]>(), flip in any::<usize>(), x in 1u8..=255,
+    ) {
+        let iph = IpHeader::from_slice(&ip).unwrap();
+        fill_icrc(iph, &udp, &mut bytes).unwrap();
+        let whole = Packet::parse(&bytes).unwrap();
+        let split = Packet::parse_bytes(pieces(&bytes, op, payload.len())).unwrap();
+        prop_assert_eq!(split, whole);
+        prop_assert_eq!(Packet::parse_bytes(RoceBytes::contiguous(&bytes)), Ok(whole));
+        prop_assert_eq!(split.verify_icrc(iph, &udp), Ok(()));
+        prop_assert_eq!(pieces(&bytes, op, payload.len()).len(), bytes.len());
+        prop_assert_eq!(header_len_of(&bytes), Some(op.header_len()));
+        // A corrupted byte in any piece is caught, as in the whole packet.
+        let i = flip % bytes.len();
+        if i != 4 {
+            let mut bad = bytes.clone();
+            bad[i] ^= x;
+            if let Ok(q) = Packet::parse_bytes(pieces(&bad, op, payload.len())) {
+                let r = q.verify_icrc(iph, &udp);
+                prop_assert!(matches!(r, Err(ParseError::IcrcMismatch { .. })), "{:?}", r);
+            }
+        }
+    }
+
+    #[test]
+    fn the_icrc_of_pieces_is_the_icrc_of_the_packet(
+        (op, _b, _e, payload, mut bytes) in arb_packet(), ip in arb_ip(), udp in any::<[u8; 8]>(),
+    ) {
+        let iph = IpHeader::from_slice(&ip).unwrap();
+        let v = fill_icrc(iph, &udp, &mut bytes).unwrap();
+        let h = op.header_len();
+        prop_assert_eq!(icrc_of_pieces::<TableCrc32>(iph, &udp, &bytes[..h], &payload), Ok(v));
+    }
+}
+
+#[test]
+fn a_split_packet_must_split_at_the_headers_and_end_with_pad_and_icrc() {
+    let op = Opcode::RcRdmaWriteOnly;
+    let ext = ExtHeaders {
+        reth: Some(Reth {
+            va: 0x1000,
+            rkey: 7,
+            len: 6,
+        }),
+        ..ExtHeaders::default()
+    };
+    let mut buf = [0u8; 128];
+    let n = build(&mut buf, &bth(op), &ext, &[1, 2, 3, 4, 5, 6]).unwrap();
+    let bytes = &buf[..n];
+    let h = op.header_len();
+    // 6 payload bytes: 2 pad bytes, then the ICRC.
+    assert!(Packet::parse_bytes(
+        RoceBytes::split(&bytes[..h], &bytes[h..h + 6], &bytes[h + 6..]).unwrap()
+    )
+    .is_ok());
+    // The first piece one byte longer or shorter than the headers.
+    let long = RoceBytes::split(&bytes[..h + 1], &bytes[h + 1..h + 6], &bytes[h + 6..]).unwrap();
+    assert_eq!(Packet::parse_bytes(long), Err(ParseError::LengthMismatch));
+    let short = RoceBytes::split(&bytes[..h - 1], &bytes[h - 1..h + 6], &bytes[h + 6..]).unwrap();
+    assert_eq!(Packet::parse_bytes(short), Err(ParseError::LengthMismatch));
+    // A trailer without its pad, or with a byte too many.
+    let no_pad = RoceBytes::split(&bytes[..h], &bytes[h..h + 8], &bytes[h + 8..]).unwrap();
+    assert_eq!(Packet::parse_bytes(no_pad), Err(ParseError::Truncated));
+    let extra = RoceBytes::split(&bytes[..h], &bytes[h..h + 5], &bytes[h + 5..]).unwrap();
+    assert_eq!(Packet::parse_bytes(extra), Err(ParseError::LengthMismatch));
+    // A trailer shorter than an ICRC is no split packet.
+    assert_eq!(
+        RoceBytes::split(&bytes[..h], &bytes[h..n - 3], &bytes[n - 3..]),
+        None
+    );
+    assert_eq!(header_len_of(&[]), None);
+    assert_eq!(header_len_of(&[0xff]), None);
 }

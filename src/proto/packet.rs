@@ -128,6 +128,83 @@ impl ExtHeaders {
     }
 }
 
+/// The bytes of a received RoCE packet, the UDP payload from the BTH
+/// through the ICRC: one buffer, or three, as a packet whose payload stayed
+/// in its sender's pages arrives (the skb's linear data holds the headers,
+/// one page fragment the payload, another the pad and the ICRC).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RoceBytes<'a> {
+    /// The whole packet, or, split, exactly its BTH and extension headers.
+    head: &'a [u8],
+    /// Split: the payload. Empty otherwise.
+    payload: &'a [u8],
+    /// Split: the pad and the ICRC (never empty). Empty otherwise.
+    trailer: &'a [u8],
+}
+
+impl<'a> RoceBytes<'a> {
+    /// A packet in one buffer.
+    pub const fn contiguous(buf: &'a [u8]) -> RoceBytes<'a> {
+        RoceBytes {
+            head: buf,
+            payload: &[],
+            trailer: &[],
+        }
+    }
+
+    /// A packet in three pieces: `headers` (BTH and extension headers,
+    /// exactly: see [`header_len_of`]), `payload`, and `trailer` (pad and
+    /// ICRC, at least the ICRC). `None` if the trailer is shorter than an
+    /// ICRC.
+    pub fn split(headers: &'a [u8], payload: &'a [u8], trailer: &'a [u8]) -> Option<RoceBytes<'a>> {
+        (trailer.len() >= ICRC_LEN).then_some(RoceBytes {
+            head: headers,
+            payload,
+            trailer,
+        })
+    }
+
+    /// Whether the packet is in pieces.
+    pub fn is_split(&self) -> bool {
+        !self.trailer.is_empty()
+    }
+
+    /// The first piece: the whole packet, or, split, its headers (a BTH
+    /// at least, if the packet is well formed).
+    pub fn head(&self) -> &'a [u8] {
+        self.head
+    }
+
+    /// The packet in one buffer, if it is.
+    pub fn as_contiguous(&self) -> Option<&'a [u8]> {
+        (!self.is_split()).then_some(self.head)
+    }
+
+    /// The pieces, in order (the last two empty for a packet in one).
+    pub fn pieces(&self) -> [&'a [u8]; 3] {
+        [self.head, self.payload, self.trailer]
+    }
+
+    /// Length of the whole packet.
+    pub fn len(&self) -> usize {
+        self.head.len() + self.payload.len() + self.trailer.len()
+    }
+
+    /// Whether the packet has no byte at all.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Length of the BTH and extension headers of the packet starting at
+/// `buf`, from its opcode; `None` for an empty buffer or an unknown opcode.
+/// A receiver keeps a packet split only where its first piece is exactly
+/// this long.
+pub fn header_len_of(buf: &[u8]) -> Option<usize> {
+    let opcode = Opcode::from_u8(*buf.first()?)?;
+    Some(opcode.header_len())
+}
+
 /// A parsed, framing-validated RoCEv2 packet borrowing the receive buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Packet<'a> {
@@ -144,7 +221,10 @@ pub struct Packet<'a> {
     /// The ICRC trailer as stored (its wire bytes read little-endian), to be
     /// compared with [`Packet::compute_icrc`].
     pub icrc: u32,
-    raw: &'a [u8],
+    /// The BTH and extension headers as received.
+    headers: &'a [u8],
+    /// The pad bytes as received.
+    pad_bytes: &'a [u8],
 }
 
 impl<'a> Packet<'a> {
@@ -154,8 +234,7 @@ impl<'a> Packet<'a> {
     /// 0, no payload (and no pad) for opcodes without payload, exactly 8
     /// payload bytes for ATOMIC_WRITE.
     pub fn parse(buf: &'a [u8]) -> Result<Packet<'a>, ParseError> {
-        let bth = Bth::parse(buf)?;
-        let opcode = Opcode::from_u8(bth.opcode).ok_or(ParseError::UnknownOpcode(bth.opcode))?;
+        let (bth, opcode) = Self::parse_bth(buf)?;
         let hdr_len = opcode.header_len();
         let pad = bth.pad_count;
         // buf = headers | payload | pad | icrc
@@ -167,6 +246,76 @@ impl<'a> Packet<'a> {
             .checked_sub(usize::from(pad))
             .and_then(|n| n.checked_sub(ICRC_LEN))
             .ok_or(ParseError::Truncated)?;
+        Self::check(&bth, opcode, payload_len)?;
+        let ext = ExtHeaders::parse(opcode.headers(), buf)?;
+        let payload_end = hdr_len
+            .checked_add(payload_len)
+            .ok_or(ParseError::Truncated)?;
+        let payload = buf.get(hdr_len..payload_end).ok_or(ParseError::Truncated)?;
+        let (body, icrc_bytes) = buf
+            .split_last_chunk::<ICRC_LEN>()
+            .ok_or(ParseError::Truncated)?;
+        Ok(Packet {
+            bth,
+            opcode,
+            ext,
+            payload,
+            pad,
+            icrc: u32::from_le_bytes(*icrc_bytes),
+            headers: buf.get(..hdr_len).ok_or(ParseError::Truncated)?,
+            pad_bytes: body.get(payload_end..).ok_or(ParseError::Truncated)?,
+        })
+    }
+
+    /// Parses a received packet, in one buffer as [`Packet::parse`] or in
+    /// pieces, with the same checks; split, its first piece must be exactly
+    /// the headers (`LengthMismatch` otherwise) and its trailer exactly the
+    /// pad and the ICRC.
+    pub fn parse_bytes(bytes: RoceBytes<'a>) -> Result<Packet<'a>, ParseError> {
+        if !bytes.is_split() {
+            return Packet::parse(bytes.head);
+        }
+        let headers = bytes.head;
+        let (bth, opcode) = Self::parse_bth(headers)?;
+        if headers.len() != opcode.header_len() {
+            return Err(ParseError::LengthMismatch);
+        }
+        let pad = bth.pad_count;
+        let (pad_bytes, icrc_bytes) = bytes
+            .trailer
+            .split_last_chunk::<ICRC_LEN>()
+            .ok_or(ParseError::Truncated)?;
+        match pad_bytes.len().cmp(&usize::from(pad)) {
+            core::cmp::Ordering::Less => return Err(ParseError::Truncated),
+            core::cmp::Ordering::Greater => return Err(ParseError::LengthMismatch),
+            core::cmp::Ordering::Equal => {}
+        }
+        Self::check(&bth, opcode, bytes.payload.len())?;
+        let ext = ExtHeaders::parse(opcode.headers(), headers)?;
+        Ok(Packet {
+            bth,
+            opcode,
+            ext,
+            payload: bytes.payload,
+            pad,
+            icrc: u32::from_le_bytes(*icrc_bytes),
+            headers,
+            pad_bytes,
+        })
+    }
+
+    /// The BTH at the start of `buf` and its opcode, if known.
+    fn parse_bth(buf: &[u8]) -> Result<(Bth, Opcode), ParseError> {
+        let bth = Bth::parse(buf)?;
+        let opcode = Opcode::from_u8(bth.opcode).ok_or(ParseError::UnknownOpcode(bth.opcode))?;
+        Ok((bth, opcode))
+    }
+
+    /// The checks after framing: TVer 0, DestQP not 0, no payload (and no
+    /// pad) for opcodes without payload, exactly 8 payload bytes for
+    /// ATOMIC_WRITE.
+    fn check(bth: &Bth, opcode: Opcode, payload_len: usize) -> Result<(), ParseError> {
+        let pad = bth.pad_count;
         if bth.tver != 0 {
             return Err(ParseError::BadTver(bth.tver));
         }
@@ -189,36 +338,17 @@ impl<'a> Packet<'a> {
                 return Err(ParseError::LengthMismatch);
             }
         }
-        let ext = ExtHeaders::parse(opcode.headers(), buf)?;
-        let payload_end = hdr_len
-            .checked_add(payload_len)
-            .ok_or(ParseError::Truncated)?;
-        let payload = buf.get(hdr_len..payload_end).ok_or(ParseError::Truncated)?;
-        let (_, icrc_bytes) = buf
-            .split_last_chunk::<ICRC_LEN>()
-            .ok_or(ParseError::Truncated)?;
-        Ok(Packet {
-            bth,
-            opcode,
-            ext,
-            payload,
-            pad,
-            icrc: u32::from_le_bytes(*icrc_bytes),
-            raw: buf,
-        })
+        Ok(())
     }
 
-    /// The whole packet as parsed, BTH through ICRC.
-    pub fn raw(&self) -> &'a [u8] {
-        self.raw
+    /// The BTH and extension headers as received.
+    pub fn headers(&self) -> &'a [u8] {
+        self.headers
     }
 
-    /// The packet without its ICRC trailer: what the ICRC covers after the
-    /// IP and UDP headers.
-    pub fn without_icrc(&self) -> &'a [u8] {
-        self.raw
-            .split_last_chunk::<ICRC_LEN>()
-            .map_or(self.raw, |(body, _)| body)
+    /// Length of the packet as received, BTH through ICRC.
+    pub fn wire_len(&self) -> usize {
+        self.headers.len() + self.payload.len() + self.pad_bytes.len() + ICRC_LEN
     }
 
     /// Length of BTH plus extension headers.
@@ -251,10 +381,12 @@ impl<'a> Packet<'a> {
 
     /// [`Packet::compute_icrc`] with the CRC-32 routine `C`.
     pub fn compute_icrc_with<C: Crc32>(&self, ip: IpHeader<'_>, udp: &[u8; UDP_HDR_LEN]) -> u32 {
-        match self.without_icrc().split_first_chunk::<BTH_LEN>() {
-            Some((bth, rest)) => {
+        match self.headers.split_first_chunk::<BTH_LEN>() {
+            Some((bth, ext)) => {
                 let mut s = IcrcState::<C>::start(ip, udp, bth);
-                s.update(rest);
+                s.update(ext);
+                s.update(self.payload);
+                s.update(self.pad_bytes);
                 s.finish()
             }
             // Parsing guaranteed a BTH; never reached. Return a value that
@@ -371,6 +503,25 @@ pub fn fill_icrc(
     pkt: &mut [u8],
 ) -> Result<u32, BuildError> {
     fill_icrc_with::<TableCrc32>(ip, udp, pkt)
+}
+
+/// The ICRC of a packet built in pieces: `headers` (BTH and extension
+/// headers, as [`write_headers`] wrote them), `payload`, and the zero pad
+/// bytes a sender puts after it, with the final IP and UDP headers.
+pub fn icrc_of_pieces<C: Crc32>(
+    ip: IpHeader<'_>,
+    udp: &[u8; UDP_HDR_LEN],
+    headers: &[u8],
+    payload: &[u8],
+) -> Result<u32, BuildError> {
+    let (bth, ext) = headers
+        .split_first_chunk::<BTH_LEN>()
+        .ok_or(BuildError::BufferTooSmall)?;
+    let mut s = IcrcState::<C>::start(ip, udp, bth);
+    s.update(ext);
+    s.update(payload);
+    s.update(&[0u8; 3][..usize::from(pad_len(payload.len()))]);
+    Ok(s.finish())
 }
 
 /// [`fill_icrc`] with the CRC-32 routine `C`.
