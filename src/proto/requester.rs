@@ -720,15 +720,16 @@ impl<const N: usize> Requester<N> {
         self.psn_high.after(self.comp_psn)
     }
 
-    /// Whether the packets outstanding fill the flight cap, or, for a READ
-    /// or atomic request (`asks_reply`), the narrow window. Neither holds
-    /// back an unreliable QP (nothing is acknowledged) or a probe.
-    fn flight_full(&self, asks_reply: bool) -> bool {
+    /// Whether the packets outstanding fill the flight cap `cap` (the
+    /// caller's [`Requester::flight_cap`]), or, for a READ or atomic
+    /// request (`asks_reply`), the narrow window. Neither holds back an
+    /// unreliable QP (nothing is acknowledged) or a probe.
+    fn flight_full(&self, cap: u32, asks_reply: bool) -> bool {
         if self.unreliable || self.probing {
             return false;
         }
         let outstanding = self.psn.distance_from(self.comp_psn);
-        outstanding >= self.flight_cap() || (asks_reply && outstanding >= self.narrow_window())
+        outstanding >= cap || (asks_reply && outstanding >= self.narrow_window())
     }
 
     /// Whether a transmit step now would send a packet (the packets the
@@ -746,10 +747,11 @@ impl<const N: usize> Requester<N> {
         let Some(entry) = self.buffer.get(self.send_index) else {
             return false;
         };
-        if self.flight_full(entry.wqe.op.is_read_or_atomic()) {
+        let asks_reply = entry.wqe.op.is_read_or_atomic();
+        if self.flight_full(self.flight_cap(), asks_reply) {
             return false;
         }
-        !(entry.wqe.op.is_read_or_atomic()
+        !(asks_reply
             && !entry.holds_credit
             && self.rd_atomic_outstanding >= self.config.max_rd_atomic)
     }
@@ -966,10 +968,10 @@ impl<const N: usize> Requester<N> {
             .buffer
             .get(self.send_index)
             .is_some_and(|entry| entry.wqe.op.is_read_or_atomic());
-        if self.flight_full(asks_reply) {
+        let cap = self.flight_cap();
+        if self.flight_full(cap, asks_reply) {
             return None;
         }
-        let cap = self.flight_cap();
         let mtu = self.config.mtu;
         let psn = self.psn;
         let retransmit = psn.before(self.psn_high);
