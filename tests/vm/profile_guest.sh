@@ -54,15 +54,20 @@ debug_counters() {
 }
 
 # hw_counters: the rxe devices' counters (rxe's 17, both drivers), "dev/name
-# value" sorted by name, for the devices of this namespace and of peer.
+# value" sorted by name, for the devices of this namespace and of peer (in
+# the shared netns mode of the RDMA subsystem, peer sees the same devices:
+# those are listed once).
 hw_counters() {
-    local f
+    local f here
+    here=$(ls /sys/class/infiniband 2>/dev/null | tr '\n' ' ')
     {
         for f in /sys/class/infiniband/*/ports/1/hw_counters/*; do
             [ -f "$f" ] && echo "${f#/sys/class/infiniband/} $(cat "$f")"
         done
         ip netns exec peer sh -c 'for f in /sys/class/infiniband/*/ports/1/hw_counters/*; do
-            [ -f "$f" ] && echo "peer:${f#/sys/class/infiniband/} $(cat "$f")"; done' 2>/dev/null
+            d=${f#/sys/class/infiniband/}; d=${d%%/*}
+            case " $1 " in *" $d "*) continue ;; esac
+            [ -f "$f" ] && echo "peer:${f#/sys/class/infiniband/} $(cat "$f")"; done' sh "$here" 2>/dev/null
     } | sed 's|/ports/1/hw_counters/|/|' | sort -u
 }
 
