@@ -85,6 +85,9 @@ fn create_root() {
         (c"rcvd_drop_backlog_full", &drops.backlog_full),
         (c"rcvd_spread", &recv::SPREAD),
         (c"rcvd_spread_wakeups", &recv::SPREAD_WAKEUPS),
+        (c"rcvd_split", &recv::SPLIT),
+        (c"rcvd_split_linearized", &recv::SPLIT_LINEARIZED),
+        (c"sent_zero_copy", &crate::rc::wire::SENT_ZERO_COPY),
         (c"sent_from_posting_cpu", &SENT_FROM_POSTING_CPU),
         (c"response_wakeups", &crate::rc::complete::RESPONSE_WAKEUPS),
     ];

@@ -7,7 +7,10 @@
 
 use crate::{
     new_spinlock_bh,
-    proto::fault::{DelayLine, Direction, FaultAction, FaultPacket, FaultRules},
+    proto::{
+        fault::{DelayLine, Direction, FaultAction, FaultPacket, FaultRules},
+        packet::RoceBytes,
+    },
     sys::lock::SpinLockBh,
 };
 use core::{
@@ -30,11 +33,13 @@ pub(crate) struct HeldPacket {
 }
 
 impl HeldPacket {
-    fn copy(ip: &[u8], udp: &[u8; 8], roce: &[u8]) -> Result<HeldPacket> {
+    fn copy(ip: &[u8], udp: &[u8; 8], roce: RoceBytes<'_>) -> Result<HeldPacket> {
         let mut bytes = KVec::with_capacity(ip.len() + udp.len() + roce.len(), GFP_ATOMIC)?;
         bytes.extend_from_slice(ip, GFP_ATOMIC)?;
         bytes.extend_from_slice(udp, GFP_ATOMIC)?;
-        bytes.extend_from_slice(roce, GFP_ATOMIC)?;
+        for piece in roce.pieces() {
+            bytes.extend_from_slice(piece, GFP_ATOMIC)?;
+        }
         Ok(HeldPacket {
             bytes,
             ip_len: ip.len(),
@@ -95,7 +100,7 @@ impl FaultInjector {
 
     /// Holds a received packet back for `packets` more receptions. `false`
     /// if it cannot be held (line full, no memory): the caller delivers it.
-    pub(crate) fn hold(&self, ip: &[u8], udp: &[u8; 8], roce: &[u8], packets: u32) -> bool {
+    pub(crate) fn hold(&self, ip: &[u8], udp: &[u8; 8], roce: RoceBytes<'_>, packets: u32) -> bool {
         let Ok(held) = HeldPacket::copy(ip, udp, roce) else {
             return false;
         };

@@ -27,14 +27,14 @@ use crate::{
         icrc::IpHeader,
         multicast::MULTICAST_QPN,
         opcode::{Opcode, Transport},
-        packet::Packet,
+        packet::{header_len_of, Packet, RoceBytes},
         qp_attr::Network,
     },
     qp::RxeQp,
     rc::wire::KernelCrc32,
     sys::{
         net::NetDevice,
-        skb::{RxDatagram, RxHandler},
+        skb::{RxDatagram, RxHandler, RxPayload},
         table::TableRef,
         work::{rx_cpu, this_cpu, with_bh_off},
     },
@@ -74,6 +74,17 @@ pub(crate) static SPREAD: AtomicU64 = AtomicU64::new(0);
 /// a datagram with none ahead of it does; the others find the work
 /// queued or running.
 pub(crate) static SPREAD_WAKEUPS: AtomicU64 = AtomicU64::new(0);
+
+/// Datagrams received split as a zero-copy sender builds a packet (RoCE
+/// headers in the skb's linear data, payload and trailer in two page
+/// fragments), whose payload was read where it lay (module-wide,
+/// `rdma_rxe/rcvd_split`).
+pub(crate) static SPLIT: AtomicU64 = AtomicU64::new(0);
+
+/// Datagrams received in two page fragments that were copied into one
+/// piece: their linear part was not exactly the RoCE headers (module-wide,
+/// `rdma_rxe/rcvd_split_linearized`).
+pub(crate) static SPLIT_LINEARIZED: AtomicU64 = AtomicU64::new(0);
 
 /// Datagrams in receive backlogs, all QPs together, not yet processed.
 static BACKLOG_WAITING: AtomicU32 = AtomicU32::new(0);
@@ -169,19 +180,56 @@ fn addresses(ip: &IpHeader<'_>) -> ([u8; 16], [u8; 16]) {
     (src, dst)
 }
 
+/// The RoCE packet a datagram holds, for the parser: in one piece, or
+/// split as a zero-copy sender builds it (see [`readable`]).
+fn roce_bytes(payload: RxPayload<'_>) -> RoceBytes<'_> {
+    match payload.paged {
+        None => RoceBytes::contiguous(payload.head),
+        // The glue names only trailers of 4 bytes and more: never `None`;
+        // if it were, nothing parses.
+        Some((data, trailer)) => {
+            RoceBytes::split(payload.head, data, trailer).unwrap_or(RoceBytes::contiguous(&[]))
+        }
+    }
+}
+
+/// `d`, kept split only where its linear part is exactly the RoCE headers
+/// (as a zero-copy sender builds a packet, so that its payload is read
+/// where it lies); any other split is copied into one piece. `None` (the
+/// datagram freed) if that needs memory there is none of.
+fn readable(d: RxDatagram<'_>) -> Option<RxDatagram<'_>> {
+    let payload = d.payload();
+    match payload.paged {
+        Some(_) if header_len_of(payload.head) != Some(payload.head.len()) => {
+            count(&SPLIT_LINEARIZED);
+            d.linearize()
+        }
+        Some(_) => {
+            count(&SPLIT);
+            Some(d)
+        }
+        None => Some(d),
+    }
+}
+
 fn receive(d: RxDatagram<'_>) {
+    let Some(d) = readable(d) else {
+        count(&DROPS.malformed);
+        return;
+    };
     let Some(rxe) = crate::ib::Device::<crate::driver::Rxe>::of_netdev(d.ndev()) else {
         count(&DROPS.no_port);
         return;
     };
     let Some(faults) = rxe.active_faults() else {
         if let Some((d, qp)) = spread(&rxe, d) {
-            deliver(&rxe, d.ndev(), d.ip(), d.udp(), d.payload(), qp.as_deref());
+            let roce = roce_bytes(d.payload());
+            deliver(&rxe, d.ndev(), d.ip(), d.udp(), roce, qp.as_deref());
         }
         return;
     };
-    let (ip, udp, roce) = (d.ip(), d.udp(), d.payload());
-    match faults.decide(Direction::Rx, roce) {
+    let (ip, udp, roce) = (d.ip(), d.udp(), roce_bytes(d.payload()));
+    match faults.decide(Direction::Rx, roce.head()) {
         Some(FaultAction::Drop) => {}
         Some(FaultAction::Duplicate) => {
             deliver(&rxe, d.ndev(), ip, udp, roce, None);
@@ -199,7 +247,7 @@ fn receive(d: RxDatagram<'_>) {
     }
     faults.received_one(|held| {
         if let Some((ip, udp, roce)) = held.parts() {
-            deliver(&rxe, d.ndev(), ip, udp, roce, None);
+            deliver(&rxe, d.ndev(), ip, udp, RoceBytes::contiguous(roce), None);
         }
     });
 }
@@ -216,12 +264,12 @@ fn spread<'a>(
     if !crate::module_parameters::rx_spread.value() {
         return Some((d, None));
     }
-    let roce = d.payload();
+    let roce = roce_bytes(d.payload());
     // The BTH's opcode and destination QP; anything but RC or UC is the
     // normal path's to judge, as is a packet too short for a BTH.
     let (Some(op), Some(&[q0, q1, q2])) = (
-        roce.first().and_then(|&b| Opcode::from_u8(b)),
-        roce.get(5..8),
+        roce.head().first().and_then(|&b| Opcode::from_u8(b)),
+        roce.head().get(5..8),
     ) else {
         return Some((d, None));
     };
@@ -282,7 +330,7 @@ pub(crate) fn process_backlog(qp: &RxeQp) {
         with_bh_off(|bh| {
             if let Some(ndev) = rxe.ib.netdev_bh(bh) {
                 let (ip, udp, roce) = queued.parts();
-                deliver(rxe, ndev, ip, &udp, roce, Some(qp));
+                deliver(rxe, ndev, ip, &udp, roce_bytes(roce), Some(qp));
             }
         });
         drop(queued);
@@ -304,10 +352,10 @@ fn deliver(
     ndev: &NetDevice,
     ip: &[u8],
     udp: &[u8; 8],
-    roce: &[u8],
+    roce: RoceBytes<'_>,
     known: Option<&RxeQp>,
 ) {
-    let (Ok(pkt), Ok(iph)) = (Packet::parse(roce), IpHeader::from_slice(ip)) else {
+    let (Ok(pkt), Ok(iph)) = (Packet::parse_bytes(roce), IpHeader::from_slice(ip)) else {
         count(&DROPS.malformed);
         return;
     };

@@ -284,6 +284,19 @@ void rxe_glue_memcpy_from_page(void *dst, struct page *page, size_t offset, size
 	memcpy_from_page(dst, page, offset, len);
 }
 
+void *rxe_glue_page_get(struct page *page)
+{
+	if (PageHighMem(page))
+		return NULL;
+	get_page(page);
+	return page_address(page);
+}
+
+void rxe_glue_page_put(struct page *page)
+{
+	put_page(page);
+}
+
 int rxe_glue_gid_attr_network_type(const struct ib_gid_attr *attr)
 {
 	return rdma_gid_attr_network_type(attr);

@@ -132,6 +132,13 @@ void *rxe_glue_xa_find_from(struct xarray *xa, unsigned long *index);
 /* memcpy_to_page() / memcpy_from_page(): @offset + @len within the page. */
 void rxe_glue_memcpy_to_page(struct page *page, size_t offset, const void *src, size_t len);
 void rxe_glue_memcpy_from_page(void *dst, struct page *page, size_t offset, size_t len);
+/*
+ * get_page() on @page, a page with a kernel address (not highmem), and
+ * that address; NULL, no reference taken, for a highmem page.
+ */
+void *rxe_glue_page_get(struct page *page);
+/* put_page(). */
+void rxe_glue_page_put(struct page *page);
 /* rdma_gid_attr_network_type(). */
 struct ib_gid_attr;
 int rxe_glue_gid_attr_network_type(const struct ib_gid_attr *attr);

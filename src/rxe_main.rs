@@ -47,6 +47,10 @@ module! {
             default: true,
             description: "Send a run of a QP's packets to one destination through the IP stack as one UDP GSO skb (a list of the whole packets, unchanged on the wire)",
         },
+        tx_zero_copy: bool {
+            default: true,
+            description: "Send a packet's payload from the application's pinned pages, without a copy, where it lies in one page of a user memory region (256 bytes and more)",
+        },
         rx_spread: bool {
             default: true,
             description: "Place an RC/UC QP's received payload on another CPU than the one that sends its packets (from work there), so one stream uses two CPUs",

@@ -36,6 +36,11 @@
 #include "rxe_glue.h"
 #include "rxe_net.h"
 
+/* A BTH, the least a split packet's linear data holds after the UDP header. */
+#define RXE_NET_BTH_LEN 12
+/* The ICRC, the least a split packet's trailer holds. */
+#define RXE_NET_ICRC_LEN 4
+
 int rxe_net_udp_sock_create(struct net *net, bool ipv6, u16 port, struct socket **sockp)
 {
 	struct udp_port_cfg cfg = {};
@@ -62,6 +67,28 @@ struct sk_buff *rxe_net_tx_alloc(struct net_device *ndev, bool ipv6, unsigned in
 	skb_reserve(skb, head);
 	*data = skb_put(skb, len);
 	return skb;
+}
+
+int rxe_net_tx_add_page(struct sk_buff *skb, struct page *page, unsigned int off,
+			unsigned int len, unsigned int trailer_len, u8 **trailer)
+{
+	u8 *t = netdev_alloc_frag(trailer_len);
+	struct page *tp;
+
+	if (!t) {
+		put_page(page);
+		return -ENOMEM;
+	}
+	tp = virt_to_head_page(t);
+	memset(t, 0, trailer_len);
+	skb_fill_page_desc(skb, 0, page, off, len);
+	skb_fill_page_desc(skb, 1, tp, t - (u8 *)page_address(tp), trailer_len);
+	skb->len += len + trailer_len;
+	skb->data_len += len + trailer_len;
+	skb->truesize += len + trailer_len;
+	skb_shinfo(skb)->flags |= SKBFL_SHARED_FRAG;
+	*trailer = t;
+	return 0;
 }
 
 static void rxe_net_push_udp(struct sk_buff *skb, u16 sport)
@@ -259,7 +286,14 @@ bool rxe_net_tx_can_chain(struct sk_buff *head, struct sk_buff *seg, bool ipv6)
 		return false;
 	hu = udp_hdr(head);
 	su = udp_hdr(seg);
-	if (skb_is_nonlinear(seg) || hu->source != su->source || hu->dest != su->dest)
+	/*
+	 * A packet may hold its payload in page fragments (zero-copy): the
+	 * stack cuts a chain into packets with their fragments as they are.
+	 * Its headers, which the chain drops, are in its linear data.
+	 */
+	if (skb_has_frag_list(seg) ||
+	    skb_headlen(seg) < skb_transport_offset(seg) + sizeof(struct udphdr) ||
+	    hu->source != su->source || hu->dest != su->dest)
 		return false;
 	seg_len = rxe_net_udp_payload_len(seg);
 	if (ipv6) {
@@ -485,34 +519,78 @@ unsigned int rxe_net_rx_backlog_purge(struct sk_buff_head *backlog)
 	return n;
 }
 
-void rxe_net_rx_parts(struct sk_buff *skb, u8 **iph, unsigned int *iph_len, u8 **udph,
-		      u8 **payload, unsigned int *payload_len)
+/* The lowmem, readable page of fragment @f, or NULL. */
+static struct page *rxe_net_rx_frag_page(const skb_frag_t *f)
 {
-	*iph = skb_network_header(skb);
-	*iph_len = skb_transport_header(skb) - skb_network_header(skb);
-	*udph = skb->data;
-	*payload = skb->data + sizeof(struct udphdr);
-	*payload_len = skb->len - sizeof(struct udphdr);
+	struct page *page = skb_frag_page(f);
+
+	return page && !PageHighMem(page) ? page : NULL;
 }
 
-struct net_device *rxe_net_rx_prepare(struct sk_buff *skb, bool loopback, u8 **iph,
-				       unsigned int *iph_len, u8 **udph, u8 **payload,
-				       unsigned int *payload_len)
+/*
+ * Fills @p for @skb (data at the UDP header) if it is linear, or split as
+ * a zero-copy sender builds a packet: the RoCE headers (a BTH at least)
+ * after the UDP header in the linear data, then two page fragments, the
+ * payload and 4 to 7 bytes of pad and ICRC. False otherwise.
+ */
+static bool rxe_net_rx_fill(struct sk_buff *skb, struct rxe_net_rx_parts *p)
+{
+	const struct skb_shared_info *sh = skb_shinfo(skb);
+	const skb_frag_t *payload, *trailer;
+
+	if (skb_headlen(skb) < sizeof(struct udphdr))
+		return false;
+	p->iph = skb_network_header(skb);
+	p->iph_len = skb_transport_header(skb) - skb_network_header(skb);
+	p->udph = skb->data;
+	p->head = skb->data + sizeof(struct udphdr);
+	p->head_len = skb_headlen(skb) - sizeof(struct udphdr);
+	p->payload = NULL;
+	p->payload_len = 0;
+	p->trailer = NULL;
+	p->trailer_len = 0;
+	if (!skb_is_nonlinear(skb))
+		return true;
+	if (skb_has_frag_list(skb) || !skb_frags_readable(skb) || sh->nr_frags != 2 ||
+	    p->head_len < RXE_NET_BTH_LEN)
+		return false;
+	payload = &sh->frags[0];
+	trailer = &sh->frags[1];
+	if (!rxe_net_rx_frag_page(payload) || !rxe_net_rx_frag_page(trailer) ||
+	    skb_frag_size(trailer) < RXE_NET_ICRC_LEN || skb_frag_size(trailer) > RXE_NET_ICRC_LEN + 3)
+		return false;
+	p->payload = skb_frag_address(payload);
+	p->payload_len = skb_frag_size(payload);
+	p->trailer = skb_frag_address(trailer);
+	p->trailer_len = skb_frag_size(trailer);
+	return true;
+}
+
+void rxe_net_rx_parts(struct sk_buff *skb, struct rxe_net_rx_parts *parts)
+{
+	rxe_net_rx_fill(skb, parts);
+}
+
+int rxe_net_rx_linearize(struct sk_buff *skb, struct rxe_net_rx_parts *parts)
+{
+	if (skb_linearize(skb) || !rxe_net_rx_fill(skb, parts))
+		return -ENOMEM;
+	return 0;
+}
+
+struct net_device *rxe_net_rx_prepare(struct sk_buff *skb, bool loopback,
+				       struct rxe_net_rx_parts *parts)
 {
 	struct net_device *ndev = skb->dev;
 	struct net *net;
 
-	if (!ndev || skb_linearize(skb))
+	if (!ndev)
 		return NULL;
-	if (skb->len < sizeof(struct udphdr) ||
-	    skb_transport_header(skb) != skb->data ||
+	if (!rxe_net_rx_fill(skb, parts) && rxe_net_rx_linearize(skb, parts))
+		return NULL;
+	if (skb_transport_header(skb) != skb->data ||
 	    skb_network_header(skb) >= skb_transport_header(skb))
 		return NULL;
-	*iph = skb_network_header(skb);
-	*iph_len = skb_transport_header(skb) - skb_network_header(skb);
-	*udph = skb->data;
-	*payload = skb->data + sizeof(struct udphdr);
-	*payload_len = skb->len - sizeof(struct udphdr);
 	/*
 	 * Only the driver's own loopback path may name a port by destination
 	 * address. A datagram UDP received on lo was sent by a local socket,

@@ -11,6 +11,7 @@
 struct net;
 struct net_device;
 struct sk_buff;
+struct page;
 struct sock;
 struct socket;
 
@@ -27,6 +28,17 @@ int rxe_net_udp_sock_create(struct net *net, bool ipv6, u16 port, struct socket 
  * owns the skb and frees it with rxe_glue_kfree_skb().
  */
 struct sk_buff *rxe_net_tx_alloc(struct net_device *ndev, bool ipv6, unsigned int len, u8 **data);
+/*
+ * Zero-copy transmit: after the RoCE headers that rxe_net_tx_alloc() made
+ * room for, the packet's payload is @len bytes at @off of @page (whose
+ * reference the caller hands over), as the skb's first page fragment, and
+ * its pad and ICRC a second, fresh fragment of @trailer_len zero bytes,
+ * returned in @trailer for the ICRC. The fragments are marked shared: a
+ * layer that would write into them in place (IPsec) copies them first.
+ * -ENOMEM, the page reference dropped, if no trailer could be allocated.
+ */
+int rxe_net_tx_add_page(struct sk_buff *skb, struct page *page, unsigned int off,
+			unsigned int len, unsigned int trailer_len, u8 **trailer);
 /*
  * A connected QP's routes, one per CPU (struct dst_cache, as UDP tunnels
  * keep theirs): NULL if out of memory. Used with bottom halves off, by one
@@ -92,18 +104,40 @@ void rxe_net_loopback_init(int (*rcv)(struct sock *sk, struct sk_buff *skb));
 void rxe_net_loopback_exit(void);
 
 /*
- * Receive. Linearizes a datagram handed to the UDP encapsulation callback
- * (skb->data at the UDP header) and returns its IP header, UDP header and
- * UDP payload. Returns the netdev of the rxe port it arrived for: skb->dev
- * (for a datagram UDP received on lo, lo: a local socket sent it, which
- * any user may open), or, for a packet of the driver's loopback path
+ * Receive. Where a prepared datagram's parts are: its IP header, its UDP
+ * header and the UDP payload (the RoCE packet). The payload is all in the
+ * skb's linear data (@trailer_len 0: @head, @head_len), or, as a zero-copy
+ * sender's packet arrives, in three pieces: @head in the linear data,
+ * @payload in the skb's first page fragment, @trailer (pad and ICRC, 4 to
+ * 7 bytes) in its second. The caller keeps a split packet only where
+ * @head is exactly the RoCE headers (rxe_net_rx_linearize() otherwise).
+ */
+struct rxe_net_rx_parts {
+	u8 *iph;
+	unsigned int iph_len;
+	u8 *udph;
+	u8 *head;
+	unsigned int head_len;
+	u8 *payload;
+	unsigned int payload_len;
+	u8 *trailer;
+	unsigned int trailer_len;
+};
+
+/*
+ * Prepares a datagram handed to the UDP encapsulation callback (skb->data
+ * at the UDP header): linearizes it unless it has the split form above,
+ * and fills @parts. Returns the netdev of the rxe port it arrived for:
+ * skb->dev (for a datagram UDP received on lo, lo: a local socket sent it,
+ * which any user may open), or, for a packet of the driver's loopback path
  * (@loopback), the device owning its destination address. No reference is
  * taken (the caller is in an RCU read section, as the UDP receive path
  * is). NULL if the datagram is unusable.
  */
-struct net_device *rxe_net_rx_prepare(struct sk_buff *skb, bool loopback, u8 **iph,
-				       unsigned int *iph_len, u8 **udph, u8 **payload,
-				       unsigned int *payload_len);
+struct net_device *rxe_net_rx_prepare(struct sk_buff *skb, bool loopback,
+				       struct rxe_net_rx_parts *parts);
+/* Linearizes a prepared datagram and fills @parts again; -ENOMEM if it cannot. */
+int rxe_net_rx_linearize(struct sk_buff *skb, struct rxe_net_rx_parts *parts);
 
 /*
  * A QP's receive backlog: datagrams rxe_net_rx_prepare() accepted that the
@@ -115,8 +149,7 @@ void rxe_net_rx_backlog_init(struct sk_buff_head *backlog);
 void rxe_net_rx_backlog_push(struct sk_buff_head *backlog, struct sk_buff *skb);
 struct sk_buff *rxe_net_rx_backlog_pop(struct sk_buff_head *backlog);
 unsigned int rxe_net_rx_backlog_purge(struct sk_buff_head *backlog);
-void rxe_net_rx_parts(struct sk_buff *skb, u8 **iph, unsigned int *iph_len, u8 **udph,
-		      u8 **payload, unsigned int *payload_len);
+void rxe_net_rx_parts(struct sk_buff *skb, struct rxe_net_rx_parts *parts);
 
 /*
  * Sent packets: rxe_net_skb_set_tx_owner() takes a reference on this

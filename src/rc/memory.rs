@@ -20,8 +20,9 @@ use crate::{
         access::{AccessError, KeyUse, MemKey},
         window::{names_window, WindowUser},
     },
-    sys::odp::NotResident,
+    sys::{odp::NotResident, umem::PageSpan},
 };
+use kernel::page::{PAGE_SHIFT, PAGE_SIZE};
 
 /// Which way bytes move between a buffer and a region.
 enum Io<'a> {
@@ -109,6 +110,108 @@ fn placed_io(mr: &RxeMr, off: u64, va: u64, io: Io<'_>) -> Result<(), AccessErro
             )
         }
     }
+}
+
+/// The bytes `[va, va + len)` of the region `key` names (directly, or for
+/// a remote key through a memory window), lent without a copy with a
+/// reference on their page, where the key table allows `need` for
+/// `key_use` by the QP `user` and they lie in one page of pinned user
+/// memory. `None` where they are to be copied instead: another kind of
+/// region, bytes across a page boundary, or an access the key table
+/// refuses (the copy then refuses it the same way, and says why).
+fn region_page(
+    rxe: &RxeDevice,
+    key: u32,
+    key_use: KeyUse,
+    user: WindowUser,
+    need: u32,
+    va: u64,
+    len: usize,
+) -> Option<PageSpan> {
+    let key = MemKey(key);
+    let (mr, off) = if names_window(key) {
+        if key_use == KeyUse::Local {
+            return None;
+        }
+        crate::mw::resolve(rxe, key, user, need, va, len as u64).ok()?
+    } else {
+        let mr = rxe.keys.lookup(key.index())?;
+        if !matches!(mr.memory, MrMemory::User { .. }) {
+            return None;
+        }
+        let off = mr
+            .keys()
+            .check(key, key_use, user.pd, need, va, len as u64)
+            .ok()?;
+        (mr, off)
+    };
+    let MrMemory::User {
+        first_page_offset,
+        pages,
+        ..
+    } = &mr.memory
+    else {
+        return None;
+    };
+    let at = first_page_offset.checked_add(off)?;
+    let page = usize::try_from(at >> PAGE_SHIFT).ok()?;
+    let in_page = (at & (PAGE_SIZE as u64 - 1)) as usize;
+    // The span takes its own reference on the page while the region (so
+    // its pin) is held here: it stays valid if the region goes next.
+    pages.span(page, in_page, len)
+}
+
+/// Bytes `[offset, offset + len)` of a send WQE's payload, lent without a
+/// copy (see [`region_page`]), where they lie in one SGE, in one page of
+/// pinned user memory; `None` where [`gather`] is to copy them.
+pub(crate) fn gather_page(
+    rxe: &RxeDevice,
+    pd: usize,
+    wqe: &PostedWqe,
+    offset: u32,
+    len: usize,
+) -> Option<PageSpan> {
+    let Payload::Sges(sges) = &wqe.payload else {
+        return None;
+    };
+    let (start, end) = (u64::from(offset), u64::from(offset) + len as u64);
+    let mut pos = 0u64;
+    for sge in sges.as_slice() {
+        let sge_end = pos + u64::from(sge.length);
+        if start < sge_end {
+            if end > sge_end {
+                return None;
+            }
+            let va = sge.addr.wrapping_add(start - pos);
+            return region_page(rxe, sge.lkey, KeyUse::Local, local(pd), 0, va, len);
+        }
+        pos = sge_end;
+    }
+    None
+}
+
+/// The bytes [`remote_read`] would copy, lent without a copy (see
+/// [`region_page`]) where they lie in one page of pinned user memory;
+/// `None` where `remote_read` is to copy them (and for no bytes at all).
+pub(crate) fn remote_read_page(
+    rxe: &RxeDevice,
+    user: WindowUser,
+    rkey: u32,
+    va: u64,
+    len: usize,
+) -> Option<PageSpan> {
+    if len == 0 {
+        return None;
+    }
+    region_page(
+        rxe,
+        rkey,
+        KeyUse::Remote,
+        user,
+        access::REMOTE_READ,
+        va,
+        len,
+    )
 }
 
 /// Whether `[off, off + len)` of region `mr` can be accessed (written if

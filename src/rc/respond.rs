@@ -6,7 +6,11 @@
 //! the rkey's region, receive completions posted, ACKs, NAKs and READ or
 //! atomic responses built.
 
-use super::{memory, wc_status, wire::Outbox, wire::Path, RcState};
+use super::{
+    memory, wc_status,
+    wire::{lend_payload, Outbox, Path},
+    RcState,
+};
 use crate::proto::transport::RequestPacket;
 use crate::{
     abi::{
@@ -494,9 +498,16 @@ fn send_one_reply(
                 ..ExtHeaders::default()
             };
             let r = p.range;
-            let sent = path.emit(rxe, out, &bth, &ext, r.len as usize, |buf| {
-                memory::remote_read(rxe, qp.key_user(), r.rkey, r.va, buf).map_err(|_| ())
-            });
+            let len = r.len as usize;
+            let lent = lend_payload(len)
+                .then(|| memory::remote_read_page(rxe, qp.key_user(), r.rkey, r.va, len))
+                .flatten();
+            let sent = match lent {
+                Some(span) => path.emit_page(rxe, out, &bth, &ext, span),
+                None => path.emit(rxe, out, &bth, &ext, len, |buf| {
+                    memory::remote_read(rxe, qp.key_user(), r.rkey, r.va, buf).map_err(|_| ())
+                }),
+            };
             if sent.is_err() {
                 // The rest of this reply is useless without this packet;
                 // the requester's timer asks for it again.

@@ -7,7 +7,7 @@
 
 use super::{
     memory, wc_status,
-    wire::{BuildFailure, Outbox, Path},
+    wire::{lend_payload, BuildFailure, Outbox, Path},
     RcState, SQ_WINDOW,
 };
 use crate::{
@@ -650,10 +650,16 @@ fn run(
             };
             let len = h.payload_len as usize;
             let mut paged_out = false;
-            let sent = path.emit(rxe, out, &bth, &ext, len, |buf| {
-                memory::gather(rxe, pd, wqe, tx.payload_offset, buf)
-                    .map_err(|e| paged_out = e == AccessError::NotResident)
-            });
+            let lent = lend_payload(len)
+                .then(|| memory::gather_page(rxe, pd, wqe, tx.payload_offset, len))
+                .flatten();
+            let sent = match lent {
+                Some(span) => path.emit_page(rxe, out, &bth, &ext, span),
+                None => path.emit(rxe, out, &bth, &ext, len, |buf| {
+                    memory::gather(rxe, pd, wqe, tx.payload_offset, buf)
+                        .map_err(|e| paged_out = e == AccessError::NotResident)
+                }),
+            };
             match sent {
                 Ok(()) => trace::req_tx(qp.body.qpn, h.psn.get(), opcode.as_u8(), tx.retransmit),
                 Err(BuildFailure::Payload) if paged_out => {

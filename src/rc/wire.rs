@@ -13,9 +13,9 @@ use crate::{
         admission::DEFAULT_PKEY,
         fault::{Direction, FaultAction},
         headers::Bth,
-        icrc::IpHeader,
+        icrc::{IpHeader, ICRC_LEN},
         opcode::Opcode,
-        packet::{fill_icrc_with, packet_len, write_headers, ExtHeaders},
+        packet::{fill_icrc_with, icrc_of_pieces, packet_len, pad_len, write_headers, ExtHeaders},
         psn::Psn,
         qp_attr::{AddressVector, Network, QpAttrs},
     },
@@ -23,10 +23,26 @@ use crate::{
     sys::{
         net::NetDevice,
         skb::{Route, RouteCache, TxChain, TxSkb, IPV6_HDR_LEN},
+        umem::PageSpan,
     },
 };
-use core::sync::atomic::Ordering::Relaxed;
+use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use kernel::prelude::*;
+
+/// Packets built with their payload lent from the application's pages
+/// instead of copied (module-wide, `rdma_rxe/sent_zero_copy`).
+pub(crate) static SENT_ZERO_COPY: AtomicU64 = AtomicU64::new(0);
+
+/// Smallest payload sent without a copy: below it the copy costs less
+/// than the page reference and the trailer fragment, and the receiver's
+/// single buffer is cheaper to read.
+const ZERO_COPY_MIN: usize = 256;
+
+/// Whether a payload of `len` bytes is to be lent rather than copied
+/// (the `tx_zero_copy` parameter allowing).
+pub(crate) fn lend_payload(len: usize) -> bool {
+    len >= ZERO_COPY_MIN && crate::module_parameters::tx_zero_copy.value()
+}
 
 /// Why a packet was not built.
 #[derive(Debug)]
@@ -282,6 +298,61 @@ impl<'a> Path<'a> {
         }
     }
 
+    /// Builds a packet whose payload is `span`, lent without a copy (see
+    /// [`TxSkb::attach_page`]), and queues it in `out`.
+    pub(crate) fn emit_page(
+        &self,
+        rxe: &RxeDevice,
+        out: &mut Outbox,
+        bth: &Bth,
+        ext: &ExtHeaders,
+        span: PageSpan,
+    ) -> core::result::Result<(), BuildFailure> {
+        match self.build_page(rxe.active_faults(), bth, ext, span) {
+            Ok(skb) => {
+                SENT_ZERO_COPY.fetch_add(1, Relaxed);
+                out.push(skb);
+                Ok(())
+            }
+            Err(e) => {
+                rxe.counters.inc(Counter::SendErr);
+                Err(e)
+            }
+        }
+    }
+
+    fn build_page(
+        &self,
+        faults: Option<&FaultInjector>,
+        bth: &Bth,
+        ext: &ExtHeaders,
+        span: PageSpan,
+    ) -> core::result::Result<TxSkb, BuildFailure> {
+        let opcode = Opcode::from_u8(bth.opcode).ok_or(BuildFailure::Dropped)?;
+        let payload_len = span.len();
+        let mut skb = TxSkb::new(self.route.ndev, self.route.ipv6, opcode.header_len())
+            .map_err(|_| BuildFailure::Dropped)?;
+        write_headers(skb.packet(), bth, ext, payload_len).map_err(|_| BuildFailure::Dropped)?;
+        if faults.is_some_and(|f| f.fails_build(skb.packet())) {
+            return Err(BuildFailure::Dropped);
+        }
+        let pad = usize::from(pad_len(payload_len));
+        skb.attach_page(span, pad + ICRC_LEN)
+            .map_err(|_| BuildFailure::Dropped)?;
+        let routed = self.route(&mut skb)?;
+        let (iph, udp) = routed.headers()?;
+        // The ICRC covers the payload as it is now (an application that
+        // rewrites it before the completion sends undefined data, as with
+        // any RDMA device; a receiver drops what no longer matches).
+        let icrc = icrc_of_pieces::<KernelCrc32>(iph, udp, skb.headers(), skb.lent_payload())
+            .map_err(|_| BuildFailure::Dropped)?;
+        skb.trailer()
+            .get_mut(pad..)
+            .ok_or(BuildFailure::Dropped)?
+            .copy_from_slice(&icrc.to_le_bytes());
+        Ok(skb)
+    }
+
     fn build(
         &self,
         faults: Option<&FaultInjector>,
@@ -309,17 +380,37 @@ impl<'a> Path<'a> {
         fill(payload).map_err(|()| BuildFailure::Payload)?;
         // Pad and the ICRC placeholder.
         trailer.fill(0);
-        let mut ip = [0u8; IPV6_HDR_LEN];
-        let (ip_len, udp) = {
-            let (iph, udp) = skb.route(&self.route).map_err(|_| BuildFailure::Dropped)?;
-            let n = iph.len().min(IPV6_HDR_LEN);
-            ip[..n].copy_from_slice(&iph[..n]);
-            (n, udp)
-        };
-        let iph = IpHeader::from_slice(&ip[..ip_len]).map_err(|_| BuildFailure::Dropped)?;
-        fill_icrc_with::<KernelCrc32>(iph, &udp, skb.packet())
-            .map_err(|_| BuildFailure::Dropped)?;
+        let routed = self.route(&mut skb)?;
+        let (iph, udp) = routed.headers()?;
+        fill_icrc_with::<KernelCrc32>(iph, udp, skb.packet()).map_err(|_| BuildFailure::Dropped)?;
         Ok(skb)
+    }
+
+    /// Routes `skb` on this path, which writes its IP and UDP headers, and
+    /// returns a copy of them for the ICRC.
+    fn route(&self, skb: &mut TxSkb) -> core::result::Result<RoutedHeaders, BuildFailure> {
+        let (iph, udp) = skb.route(&self.route).map_err(|_| BuildFailure::Dropped)?;
+        let mut ip = [0u8; IPV6_HDR_LEN];
+        let ip_len = iph.len().min(IPV6_HDR_LEN);
+        ip[..ip_len].copy_from_slice(&iph[..ip_len]);
+        Ok(RoutedHeaders { ip, ip_len, udp })
+    }
+}
+
+/// A routed packet's IP and UDP headers, copied out of its skb: what the
+/// ICRC covers besides the RoCE packet.
+struct RoutedHeaders {
+    ip: [u8; IPV6_HDR_LEN],
+    ip_len: usize,
+    udp: [u8; 8],
+}
+
+impl RoutedHeaders {
+    /// The IP header, checked, and the UDP header.
+    fn headers(&self) -> core::result::Result<(IpHeader<'_>, &[u8; 8]), BuildFailure> {
+        let ip =
+            IpHeader::from_slice(&self.ip[..self.ip_len]).map_err(|_| BuildFailure::Dropped)?;
+        Ok((ip, &self.udp))
     }
 }
 

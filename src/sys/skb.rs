@@ -5,7 +5,7 @@
 //! borrowed by the encapsulation callback ([`RxDatagram`]), or kept in a
 //! QP's backlog to be processed on another CPU ([`RxBacklog`]).
 
-use super::{bindings, net::NetDevice};
+use super::{bindings, net::NetDevice, umem::PageSpan};
 use core::{
     ptr::NonNull,
     sync::atomic::{AtomicU64, Ordering},
@@ -170,16 +170,27 @@ impl Drop for RouteCache {
 }
 
 /// An outgoing packet: an skb whose data is the RoCE packet (BTH through
-/// ICRC) until [`TxSkb::route`] adds the UDP and IP headers.
+/// ICRC) until [`TxSkb::route`] adds the UDP and IP headers; or, for a
+/// packet whose payload is sent without a copy ([`TxSkb::attach_page`]),
+/// whose data is the RoCE headers, followed by two page fragments: the
+/// payload and the trailer (pad and ICRC).
 ///
 /// # Invariants
 ///
 /// `skb` is owned; `data` points at `len` bytes of its linear data, which
-/// stay in place until the skb is sent or freed.
+/// stay in place until the skb is sent or freed. If `trailer` is set, the
+/// skb's page fragments hold `paged` more bytes of the packet: first
+/// `paged - trailer_len` bytes at `lent` (a page the skb holds a reference
+/// on), then `trailer_len` bytes at `trailer`, a fragment of the skb's own
+/// that nothing else writes; else `paged` is 0.
 pub(crate) struct TxSkb {
     skb: NonNull<bindings::sk_buff>,
     data: NonNull<u8>,
     len: usize,
+    paged: usize,
+    lent: NonNull<u8>,
+    trailer: Option<NonNull<u8>>,
+    trailer_len: usize,
     ipv6: bool,
 }
 
@@ -196,19 +207,96 @@ impl TxSkb {
         let skb = unsafe { bindings::rxe_net_tx_alloc(ndev.as_ptr(), ipv6, len32, &mut data) };
         let skb = NonNull::new(skb).ok_or(ENOMEM)?;
         let data = NonNull::new(data).ok_or(ENOMEM)?;
-        // INVARIANT: A fresh skb with `len` bytes put at `data`.
+        // INVARIANT: A fresh skb with `len` bytes put at `data`, no
+        // fragments.
         Ok(TxSkb {
             skb,
             data,
             len,
+            paged: 0,
+            lent: NonNull::dangling(),
+            trailer: None,
+            trailer_len: 0,
             ipv6,
         })
     }
 
-    /// The RoCE packet bytes.
+    /// The RoCE packet bytes in the skb's linear data: all of the packet,
+    /// or, with a page attached, its headers.
     pub(crate) fn packet(&mut self) -> &mut [u8] {
         // SAFETY: By the type invariant `data` holds `len` bytes we own.
         unsafe { core::slice::from_raw_parts_mut(self.data.as_ptr(), self.len) }
+    }
+
+    /// Makes `span` the packet's payload, without a copy, after the
+    /// headers that fill the linear data, and a fresh fragment of
+    /// `trailer_len` zero bytes its trailer (pad and ICRC, see
+    /// [`TxSkb::trailer`]). Once only, before the packet is routed.
+    pub(crate) fn attach_page(&mut self, span: PageSpan, trailer_len: usize) -> Result {
+        if self.trailer.is_some() {
+            return Err(EINVAL);
+        }
+        let paged = span.len().checked_add(trailer_len).ok_or(EINVAL)?;
+        let (len32, trailer32) = (
+            u32::try_from(span.len()).map_err(|_| EINVAL)?,
+            u32::try_from(trailer_len).map_err(|_| EINVAL)?,
+        );
+        let lent = NonNull::from(span.bytes()).cast::<u8>();
+        let (page, offset, _) = span.into_raw();
+        let mut trailer: *mut u8 = core::ptr::null_mut();
+        // SAFETY: We own the skb, which has no fragments yet (`trailer`
+        // unset: nothing was attached) and is not routed; the page
+        // reference is handed to the glue, which gives it to the skb or
+        // drops it; the range lies within the page (`PageSpan`
+        // invariant); `trailer` is a valid out-pointer.
+        let err = unsafe {
+            bindings::rxe_net_tx_add_page(
+                self.skb.as_ptr(),
+                page.as_ptr(),
+                offset as u32,
+                len32,
+                trailer32,
+                &mut trailer,
+            )
+        };
+        kernel::error::to_result(err)?;
+        // INVARIANT: The glue added the payload and a trailer fragment of
+        // `trailer_len` bytes at `trailer`, which only this skb holds.
+        self.trailer = Some(NonNull::new(trailer).ok_or(ENOMEM)?);
+        self.trailer_len = trailer_len;
+        self.paged = paged;
+        self.lent = lent;
+        Ok(())
+    }
+
+    /// The RoCE bytes in the skb's linear data, as [`TxSkb::packet`].
+    pub(crate) fn headers(&self) -> &[u8] {
+        // SAFETY: By the type invariant `data` holds `len` bytes we own.
+        unsafe { core::slice::from_raw_parts(self.data.as_ptr(), self.len) }
+    }
+
+    /// The payload lent by [`TxSkb::attach_page`] (empty if none was):
+    /// user memory, read once (see [`PageSpan::bytes`]).
+    pub(crate) fn lent_payload(&self) -> &[u8] {
+        let len = self.paged - self.trailer_len;
+        if len == 0 {
+            return &[];
+        }
+        // SAFETY: The skb holds a reference on the page of the `len`
+        // bytes at `lent` (invariant), so they stay mapped while we own
+        // it.
+        unsafe { core::slice::from_raw_parts(self.lent.as_ptr(), len) }
+    }
+
+    /// The trailer of a packet whose payload is a page (see
+    /// [`TxSkb::attach_page`]); empty for any other.
+    pub(crate) fn trailer(&mut self) -> &mut [u8] {
+        match self.trailer {
+            // SAFETY: The skb owns the `trailer_len` bytes at `trailer`,
+            // which nothing else writes (invariant); we own the skb.
+            Some(t) => unsafe { core::slice::from_raw_parts_mut(t.as_ptr(), self.trailer_len) },
+            None => &mut [],
+        }
     }
 
     /// A copy of the packet, as built so far (to send it twice).
@@ -221,12 +309,17 @@ impl TxSkb {
         };
         let skb = NonNull::new(skb).ok_or(ENOMEM)?;
         let data = NonNull::new(data).ok_or(ENOMEM)?;
-        // INVARIANT: A private copy of our skb, `data` at the same offset
-        // in it, so `len` bytes from there are its packet.
+        // INVARIANT: A private, linear copy of our skb (`skb_copy` copies
+        // the fragments' bytes into its linear data), `data` at the same
+        // offset in it, so `len + paged` bytes from there are its packet.
         Ok(TxSkb {
             skb,
             data,
-            len: self.len,
+            len: self.len + self.paged,
+            paged: 0,
+            lent: NonNull::dangling(),
+            trailer: None,
+            trailer_len: 0,
             ipv6: self.ipv6,
         })
     }
@@ -296,6 +389,7 @@ impl TxSkb {
     /// routed.
     pub(crate) fn ip_len(&self) -> usize {
         self.len
+            + self.paged
             + 8
             + if self.ipv6 {
                 IPV6_HDR_LEN
@@ -566,27 +660,41 @@ unsafe extern "C" fn loopback_rcv<H: RxHandler>(
     0
 }
 
-/// A received RoCE datagram, linearized, borrowed from the UDP stack for
-/// the encapsulation callback.
+/// A received UDP payload (the RoCE packet) where its skb holds it: in
+/// the skb's linear data, or split in three as a zero-copy sender builds
+/// it (see `rxe_net_rx_parts` in `rxe_net.h`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RxPayload<'a> {
+    /// All of it, or, split, the part in the linear data (a BTH at least).
+    pub(crate) head: &'a [u8],
+    /// Split: the payload, in the skb's first page fragment, and the pad
+    /// and ICRC (4 to 7 bytes), in its second.
+    pub(crate) paged: Option<(&'a [u8], &'a [u8])>,
+}
+
+/// A received RoCE datagram, linear or split (see [`RxPayload`]), borrowed
+/// from the UDP stack for the encapsulation callback.
 ///
 /// # Invariants
 ///
-/// The slices point into the skb's linear data, which the callback owns
-/// until it frees the skb (when this is dropped).
+/// The slices point into the skb's linear data and page fragments, which
+/// the callback owns until it frees the skb (when this is dropped).
 pub(crate) struct RxDatagram<'a> {
     skb: NonNull<bindings::sk_buff>,
     ndev: &'a NetDevice,
     ip: &'a [u8],
     udp: [u8; 8],
-    payload: &'a [u8],
+    payload: RxPayload<'a>,
 }
 
 impl<'a> RxDatagram<'a> {
     /// Takes over `skb` from the encapsulation callback (`loopback`
     /// false) or from the driver's loopback path (`loopback` true). `None`
-    /// (and the skb is freed) if it cannot be linearized. Its netdev is
-    /// the one it arrived on, `lo` for a datagram a local socket sent; only
-    /// the loopback path's packets find theirs by destination address.
+    /// (and the skb is freed) if it is neither linear nor split as a
+    /// zero-copy sender builds a packet and cannot be linearized. Its
+    /// netdev is the one it arrived on, `lo` for a datagram a local socket
+    /// sent; only the loopback path's packets find theirs by destination
+    /// address.
     ///
     /// # Safety
     ///
@@ -594,19 +702,9 @@ impl<'a> RxDatagram<'a> {
     /// loopback path's receive function if `loopback`, which runs in an RCU
     /// read section for `'a`; the caller does not touch it afterwards.
     unsafe fn take(skb: *mut bindings::sk_buff, loopback: bool) -> Option<RxDatagram<'a>> {
-        let mut out = RxPartsOut::new();
-        // SAFETY: We own `skb`; the out-pointers are valid.
-        let ndev = unsafe {
-            bindings::rxe_net_rx_prepare(
-                skb,
-                loopback,
-                &mut out.iph,
-                &mut out.iph_len,
-                &mut out.udph,
-                &mut out.payload,
-                &mut out.payload_len,
-            )
-        };
+        let mut out = RxParts::new();
+        // SAFETY: We own `skb`; the out-pointer is valid.
+        let ndev = unsafe { bindings::rxe_net_rx_prepare(skb, loopback, &mut out.0) };
         if ndev.is_null() {
             // SAFETY: We own `skb` and drop it here.
             unsafe { bindings::rxe_glue_kfree_skb(skb) };
@@ -626,47 +724,81 @@ impl<'a> RxDatagram<'a> {
             payload,
         })
     }
+
+    /// The datagram with its bytes in the skb's linear data (copied there
+    /// if it was split); `None`, and the skb freed, if that needs memory
+    /// there is none of.
+    pub(crate) fn linearize(self) -> Option<RxDatagram<'a>> {
+        if self.payload.paged.is_none() {
+            return Some(self);
+        }
+        let mut out = RxParts::new();
+        // SAFETY: We own the skb, prepared by `take`; nothing borrows its
+        // data while `self` is consumed here (the slices are replaced).
+        if unsafe { bindings::rxe_net_rx_linearize(self.skb.as_ptr(), &mut out.0) } != 0 {
+            return None;
+        }
+        // SAFETY: The glue filled `out` for the skb, which `self` keeps
+        // owning for `'a`.
+        let (ip, udp, payload) = unsafe { out.parts() };
+        Some(RxDatagram {
+            ip,
+            udp,
+            payload,
+            ..self
+        })
+    }
 }
 
 /// Where the glue names a prepared datagram's IP header, UDP header and
-/// payload: pointers into its skb's linear data, and lengths.
-struct RxPartsOut {
-    iph: *mut u8,
-    iph_len: u32,
-    udph: *mut u8,
-    payload: *mut u8,
-    payload_len: u32,
-}
+/// payload pieces: pointers into its skb, and lengths.
+struct RxParts(bindings::rxe_net_rx_parts);
 
-impl RxPartsOut {
+impl RxParts {
     /// Nothing named yet.
-    fn new() -> RxPartsOut {
-        RxPartsOut {
+    fn new() -> RxParts {
+        RxParts(bindings::rxe_net_rx_parts {
             iph: core::ptr::null_mut(),
             iph_len: 0,
             udph: core::ptr::null_mut(),
+            head: core::ptr::null_mut(),
+            head_len: 0,
             payload: core::ptr::null_mut(),
             payload_len: 0,
-        }
+            trailer: core::ptr::null_mut(),
+            trailer_len: 0,
+        })
     }
 
     /// The IP header, a copy of the UDP header and the UDP payload.
     ///
     /// # Safety
     ///
-    /// `rxe_net_rx_prepare` or `rxe_net_rx_parts` filled `self` for an
-    /// skb (so its pointers are into that skb's linear data, a UDP header
-    /// at `udph`) that stays ours, unchanged, for `'a`.
-    unsafe fn parts<'a>(&self) -> (&'a [u8], [u8; 8], &'a [u8]) {
+    /// `rxe_net_rx_prepare`, `rxe_net_rx_linearize` or `rxe_net_rx_parts`
+    /// filled `self` for an skb (so its pointers are into that skb's
+    /// linear data and page fragments, a UDP header at `udph`) that stays
+    /// ours, unchanged, for `'a`.
+    unsafe fn parts<'a>(&self) -> (&'a [u8], [u8; 8], RxPayload<'a>) {
+        let p = &self.0;
         let mut udp = [0u8; 8];
         // SAFETY: As the caller guarantees: these pointers and lengths
-        // name the linear data of an skb that lives for `'a`.
+        // name bytes of an skb that lives for `'a`; the payload and the
+        // trailer only when the trailer is named (split).
         unsafe {
-            core::ptr::copy_nonoverlapping(self.udph, udp.as_mut_ptr(), 8);
+            core::ptr::copy_nonoverlapping(p.udph, udp.as_mut_ptr(), 8);
+            let paged = (p.trailer_len != 0).then(|| {
+                (
+                    core::slice::from_raw_parts(p.payload, p.payload_len as usize),
+                    core::slice::from_raw_parts(p.trailer, p.trailer_len as usize),
+                )
+            });
             (
-                core::slice::from_raw_parts(self.iph, self.iph_len as usize),
+                core::slice::from_raw_parts(p.iph, p.iph_len as usize),
                 udp,
-                core::slice::from_raw_parts(self.payload, self.payload_len as usize),
+                RxPayload {
+                    head: core::slice::from_raw_parts(p.head, p.head_len as usize),
+                    paged,
+                },
             )
         }
     }
@@ -689,7 +821,7 @@ impl RxDatagram<'_> {
     }
 
     /// The UDP payload: the RoCE packet.
-    pub(crate) fn payload(&self) -> &[u8] {
+    pub(crate) fn payload(&self) -> RxPayload<'_> {
         self.payload
     }
 }
@@ -709,7 +841,7 @@ impl Drop for RxDatagram<'_> {
 /// # Invariants
 ///
 /// `head` was set up by `rxe_net_rx_backlog_init` and holds only skbs
-/// that [`RxDatagram::take`] prepared (linear, headers checked).
+/// that [`RxDatagram::take`] prepared (linear or split, headers checked).
 #[pin_data(PinnedDrop)]
 pub(crate) struct RxBacklog {
     #[pin]
@@ -765,9 +897,9 @@ impl PinnedDrop for RxBacklog {
 ///
 /// # Invariants
 ///
-/// `skb` is an skb we own that [`RxDatagram::take`] prepared: linear, its
-/// network header before its transport header, `data` at the UDP header,
-/// at least a UDP header long.
+/// `skb` is an skb we own that [`RxDatagram::take`] prepared: linear or
+/// split (see [`RxPayload`]), its network header before its transport
+/// header, `data` at the UDP header, at least a UDP header long.
 pub(crate) struct RxQueued {
     skb: NonNull<bindings::sk_buff>,
 }
@@ -777,21 +909,13 @@ unsafe impl Send for RxQueued {}
 
 impl RxQueued {
     /// The IP header, the UDP header and the UDP payload (the RoCE packet).
-    pub(crate) fn parts(&self) -> (&[u8], [u8; 8], &[u8]) {
-        let mut out = RxPartsOut::new();
-        // SAFETY: We own the skb (invariant); the out-pointers are valid.
-        unsafe {
-            bindings::rxe_net_rx_parts(
-                self.skb.as_ptr(),
-                &mut out.iph,
-                &mut out.iph_len,
-                &mut out.udph,
-                &mut out.payload,
-                &mut out.payload_len,
-            )
-        };
-        // SAFETY: The glue filled `out` for the skb we own (prepared, so
-        // at least a UDP header), which lives as long as `self`.
+    pub(crate) fn parts(&self) -> (&[u8], [u8; 8], RxPayload<'_>) {
+        let mut out = RxParts::new();
+        // SAFETY: We own the skb (invariant); the out-pointer is valid.
+        unsafe { bindings::rxe_net_rx_parts(self.skb.as_ptr(), &mut out.0) };
+        // SAFETY: The glue filled `out` for the skb we own (prepared: at
+        // least a UDP header, linear or split as when prepared), which
+        // lives as long as `self`.
         unsafe { out.parts() }
     }
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Pinned user memory (`ib_umem`) and the list of its pages, with copies
-//! to and from one page at a time. The copies go through the C helpers
+//! to and from one page at a time, and spans of one page lent, with a
+//! reference of their own, to packets sent without a copy. The copies go through the C helpers
 //! `memcpy_to_page`/`memcpy_from_page` (which map highmem pages) rather
 //! than `kernel::page::BorrowedPage`, whose 7.3 copies are `unsafe` raw
 //! pointer calls with the same checks left to the caller.
@@ -135,5 +136,75 @@ impl PageList {
             bindings::rxe_glue_memcpy_from_page(dst.as_mut_ptr().cast(), page, offset, dst.len())
         };
         Ok(())
+    }
+
+    /// `len` bytes at `offset` of page `page` of the list, with a
+    /// reference of their own on the page (which then outlives the pin,
+    /// as long as the span, or the skb it is given to, holds it). `None`
+    /// past the list or the page, or for a highmem page (no kernel
+    /// address to send it from).
+    pub(crate) fn span(&self, page: usize, offset: usize, len: usize) -> Option<PageSpan> {
+        let page = NonNull::new(*self.pages.get(page)?)?;
+        if offset.checked_add(len)? > PAGE_SIZE {
+            return None;
+        }
+        // SAFETY: `page` is pinned (invariant), so alive; the glue takes a
+        // reference, or none for a highmem page.
+        let addr =
+            NonNull::new(unsafe { bindings::rxe_glue_page_get(page.as_ptr()) })?.cast::<u8>();
+        // INVARIANT: A reference taken above on a lowmem page at `addr`;
+        // the range lies within the page (checked above).
+        Some(PageSpan {
+            page,
+            addr,
+            offset,
+            len,
+        })
+    }
+}
+
+/// Bytes within one page, with a reference on the page.
+///
+/// # Invariants
+///
+/// We hold one reference on `page`, a lowmem page whose kernel address is
+/// `addr`; `offset + len <= PAGE_SIZE`.
+pub(crate) struct PageSpan {
+    page: NonNull<bindings::page>,
+    addr: NonNull<u8>,
+    offset: usize,
+    len: usize,
+}
+
+// SAFETY: A page reference may be held and given up on any CPU.
+unsafe impl Send for PageSpan {}
+
+impl PageSpan {
+    /// Number of bytes.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The bytes. They are user memory, which the application may change
+    /// meanwhile (RDMA leaves the data sent from a buffer rewritten before
+    /// its completion undefined): read them once, for what they are now.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        // SAFETY: The page is alive while we hold our reference
+        // (invariant) and mapped at `addr`; the range lies within it.
+        unsafe { core::slice::from_raw_parts(self.addr.as_ptr().add(self.offset), self.len) }
+    }
+
+    /// The page, offset and length, and our reference with them: the
+    /// caller gives it up.
+    pub(crate) fn into_raw(self) -> (NonNull<bindings::page>, usize, usize) {
+        let this = core::mem::ManuallyDrop::new(self);
+        (this.page, this.offset, this.len)
+    }
+}
+
+impl Drop for PageSpan {
+    fn drop(&mut self) {
+        // SAFETY: We hold one reference (invariant), given up once, here.
+        unsafe { bindings::rxe_glue_page_put(self.page.as_ptr()) };
     }
 }

@@ -15,8 +15,13 @@ need_pyverbs
 rxe_load || fail "modprobe"
 two_namespaces || fail "two-namespace set-up"
 py=("$PY" "$(dirname "$0")/integrity.py")
+# Our driver lends payloads of 256 bytes and more that lie in one page
+# (zero-copy transmit, t_zero_copy): the runs mix lent and copied
+# payloads, and must have lent some.
+dbg() { cat "/sys/kernel/debug/rdma_rxe/$1" 2>/dev/null || echo 0; }
 for t in "${topologies[@]}"; do
     start=$SECONDS
+    z0=$(dbg sent_zero_copy) s0=$(dbg rcvd_split) l0=$(dbg rcvd_split_linearized)
     case $t in
         loop) expect "loopback: rxe0 to itself" "${py[@]}" rxe0 "$g0" rxe0 "$g0" ;;
         ns) expect "two namespaces: rxe0 to rxe1" "${py[@]}" rxe0 "$g0" rxe1 "$g1" ;;
@@ -24,5 +29,12 @@ for t in "${topologies[@]}"; do
         *) fail "unknown topology $t" ;;
     esac
     note "$(cat /tmp/expect.out) ($((SECONDS - start)) s)"
+    lent=$(( $(dbg sent_zero_copy) - z0 )) split=$(( $(dbg rcvd_split) - s0 ))
+    linearized=$(( $(dbg rcvd_split_linearized) - l0 ))
+    if [ "$RXE_DRIVER" != c ]; then
+        note "$t: $lent payload packets lent, $split received split, $linearized linearized"
+        [ "$lent" -gt 0 ] && [ "$split" -gt 0 ] || fail "$t: no payload lent ($lent) or received split ($split)"
+        [ "$linearized" = 0 ] || fail "$t: $linearized split packets copied into one piece"
+    fi
 done
 two_namespaces_down
