@@ -292,6 +292,28 @@ void *rxe_glue_page_get(struct page *page)
 	return page_address(page);
 }
 
+void *rxe_glue_kva_page_get(unsigned long va, unsigned long len, struct page **pagep)
+{
+	struct folio *folio;
+	struct page *page;
+
+	if (!len || offset_in_page(va) + len > PAGE_SIZE || !virt_addr_valid((void *)va))
+		return NULL;
+	page = virt_to_page((void *)va);
+	folio = page_folio(page);
+	/*
+	 * Memory a page reference may hold: not slab or large kmalloc memory
+	 * (get_page() refuses both, and the network stack never sends from
+	 * them), nor a page with no reference (not allocated).
+	 */
+	if (PageHighMem(page) || folio_test_slab(folio) || folio_test_large_kmalloc(folio) ||
+	    !folio_ref_count(folio))
+		return NULL;
+	get_page(page);
+	*pagep = page;
+	return page_address(page);
+}
+
 void rxe_glue_page_put(struct page *page)
 {
 	put_page(page);

@@ -137,6 +137,13 @@ void rxe_glue_memcpy_from_page(void *dst, struct page *page, size_t offset, size
  * that address; NULL, no reference taken, for a highmem page.
  */
 void *rxe_glue_page_get(struct page *page);
+/*
+ * For @len bytes at kernel virtual address @va within one page of the
+ * linear map, of page-allocator memory (not slab nor large kmalloc memory,
+ * which get_page() refuses): get_page() on that page, stored in @pagep,
+ * and the page's address. NULL, no reference taken, for any other range.
+ */
+void *rxe_glue_kva_page_get(unsigned long va, unsigned long len, struct page **pagep);
 /* put_page(). */
 void rxe_glue_page_put(struct page *page);
 /* rdma_gid_attr_network_type(). */

@@ -115,10 +115,12 @@ fn placed_io(mr: &RxeMr, off: u64, va: u64, io: Io<'_>) -> Result<(), AccessErro
 /// The bytes `[va, va + len)` of the region `key` names (directly, or for
 /// a remote key through a memory window), lent without a copy with a
 /// reference on their page, where the key table allows `need` for
-/// `key_use` by the QP `user` and they lie in one page of pinned user
-/// memory. `None` where they are to be copied instead: another kind of
-/// region, bytes across a page boundary, or an access the key table
-/// refuses (the copy then refuses it the same way, and says why).
+/// `key_use` by the QP `user` and they lie in one page: of pinned user
+/// memory, or of a kernel ULP's memory in the linear map (DMA and
+/// fast-registration regions; not slab memory). `None` where they are to
+/// be copied instead: an on-demand-paging region, bytes across a page
+/// boundary, or an access the key table refuses (the copy then refuses
+/// it the same way, and says why).
 fn region_page(
     rxe: &RxeDevice,
     key: u32,
@@ -136,8 +138,8 @@ fn region_page(
         crate::mw::resolve(rxe, key, user, need, va, len as u64).ok()?
     } else {
         let mr = rxe.keys.lookup(key.index())?;
-        if !matches!(mr.memory, MrMemory::User { .. }) {
-            return None;
+        if let MrMemory::Fast(fast) = &mr.memory {
+            return fast_page(fast, key, key_use, user.pd, need, va, len);
         }
         let off = mr
             .keys()
@@ -145,20 +147,51 @@ fn region_page(
             .ok()?;
         (mr, off)
     };
-    let MrMemory::User {
-        first_page_offset,
-        pages,
-        ..
-    } = &mr.memory
-    else {
+    match &mr.memory {
+        MrMemory::User {
+            first_page_offset,
+            pages,
+            ..
+        } => {
+            let at = first_page_offset.checked_add(off)?;
+            let page = usize::try_from(at >> PAGE_SHIFT).ok()?;
+            let in_page = (at & (PAGE_SIZE as u64 - 1)) as usize;
+            // The span takes its own reference on the page while the
+            // region (so its pin) is held here: it stays valid if the
+            // region goes next.
+            pages.span(page, in_page, len)
+        }
+        // The addresses are kernel virtual addresses (a kernel ULP's).
+        MrMemory::Dma => PageSpan::at_kernel_address(va, len),
+        MrMemory::Fast(_) | MrMemory::Odp(_) => None,
+    }
+}
+
+/// [`region_page`] on a fast-registration region: the key check and the
+/// page reference under the region's lock, so that no invalidation or
+/// new registration comes between them (its pages are kernel virtual
+/// addresses, see [`fast_io`]).
+fn fast_page(
+    fast: &FastMr,
+    key: MemKey,
+    key_use: KeyUse,
+    pd: usize,
+    need: u32,
+    va: u64,
+    len: usize,
+) -> Option<PageSpan> {
+    let state = fast.state.lock();
+    let off = state
+        .reg
+        .check(key, key_use, pd, need, va, len as u64)
+        .ok()?;
+    let mut chunks = state.reg.map().chunks(off, len as u64);
+    let chunk = chunks.next()?;
+    if chunk.len != len || chunks.next().is_some() {
         return None;
-    };
-    let at = first_page_offset.checked_add(off)?;
-    let page = usize::try_from(at >> PAGE_SHIFT).ok()?;
-    let in_page = (at & (PAGE_SIZE as u64 - 1)) as usize;
-    // The span takes its own reference on the page while the region (so
-    // its pin) is held here: it stays valid if the region goes next.
-    pages.span(page, in_page, len)
+    }
+    let page = *state.live.get(chunk.page)?;
+    PageSpan::at_kernel_address(page.wrapping_add(chunk.offset as u64), len)
 }
 
 /// Bytes `[offset, offset + len)` of a send WQE's payload, lent without a

@@ -9,7 +9,7 @@
 
 use super::bindings;
 use core::ptr::NonNull;
-use kernel::{page::PAGE_SIZE, prelude::*};
+use kernel::{ffi::c_ulong, page::PAGE_SIZE, prelude::*};
 
 /// A range of user memory pinned by `ib_umem_get`.
 ///
@@ -180,6 +180,31 @@ pub(crate) struct PageSpan {
 unsafe impl Send for PageSpan {}
 
 impl PageSpan {
+    /// `len` bytes at kernel virtual address `va` (a kernel ULP's buffer,
+    /// see [`super::kva`]), with a reference on their page, where they
+    /// lie in one page of the linear map from the page allocator (not
+    /// slab nor large kmalloc memory, which take no page references);
+    /// `None` for any other range.
+    pub(crate) fn at_kernel_address(va: u64, len: usize) -> Option<PageSpan> {
+        let mut page: *mut bindings::page = core::ptr::null_mut();
+        // SAFETY: The glue only inspects the address before it takes a
+        // reference on a page it found in the linear map; `page` is a
+        // valid out-pointer.
+        let addr =
+            unsafe { bindings::rxe_glue_kva_page_get(va as c_ulong, len as c_ulong, &mut page) };
+        let addr = NonNull::new(addr)?.cast::<u8>();
+        let page = NonNull::new(page)?;
+        // INVARIANT: The glue took a reference on `page`, a lowmem page at
+        // `addr` holding the `len` bytes at `va`, in it from
+        // `offset_in_page(va)`.
+        Some(PageSpan {
+            page,
+            addr,
+            offset: (va & (PAGE_SIZE as u64 - 1)) as usize,
+            len,
+        })
+    }
+
     /// Number of bytes.
     pub(crate) fn len(&self) -> usize {
         self.len

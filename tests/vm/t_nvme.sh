@@ -177,8 +177,19 @@ nvme_io() {
 }
 
 bad=0
+lent0=$(cat /sys/kernel/debug/rdma_rxe/sent_zero_copy 2>/dev/null || echo 0)
 nvme_io "lossless, over the loopback path" 10.0.0.1
 note "counters: $(rdma statistic show link rxe0/1 | tr ' ' '\n' | paste - - | awk '$2 ~ /^[1-9]/ { printf "%s=%s ", $1, $2 }')"
+# Ours lends the I/O pages (the host's O_DIRECT buffers under its fast
+# registrations, the target's page-allocator buffers under its DMA
+# region) to the packets instead of copying them (zero-copy transmit):
+# at least half of the 2 x 1024 payload packets per MiB written and read
+# back at path MTU 1024.
+if [ "$RXE_DRIVER" != c ]; then
+    lent=$(( $(cat /sys/kernel/debug/rdma_rxe/sent_zero_copy) - lent0 ))
+    note "$lent payload packets lent from the I/O pages"
+    [ "$lent" -ge $((mib * 1024)) ] || { note "FAILED: only $lent payload packets lent"; bad=1; }
+fi
 
 # Then the same under 1% loss each way (netem on both veths). nvme-rdma and
 # nvmet-rdma live in the initial namespace, so both ends are here: rxe1 on
