@@ -116,8 +116,9 @@ fn placed_io(mr: &RxeMr, off: u64, va: u64, io: Io<'_>) -> Result<(), AccessErro
 /// a remote key through a memory window), lent without a copy with a
 /// reference on their page, where the key table allows `need` for
 /// `key_use` by the QP `user` and they lie in one page: of pinned user
-/// memory, or of a kernel ULP's memory in the linear map (DMA and
-/// fast-registration regions; not slab memory). `None` where they are to
+/// memory, or of a kernel ULP's page-allocator memory in the linear map
+/// (DMA and fast-registration regions; not slab nor large kmalloc
+/// memory, see [`PageSpan::at_kernel_address`]). `None` where they are to
 /// be copied instead: an on-demand-paging region, bytes across a page
 /// boundary, or an access the key table refuses (the copy then refuses
 /// it the same way, and says why).
