@@ -14,13 +14,13 @@ use crate::{
         values::access,
     },
     device::RxeDevice,
-    mr::{FastMr, MrMemory, RxeMr},
+    mr::{MrMemory, RxeMr},
     odp::FaultRequest,
     proto::{
         access::{AccessError, KeyUse, MemKey},
         window::{names_window, WindowUser},
     },
-    sys::{odp::NotResident, umem::PageSpan},
+    sys::{odp::NotResident, table::TableRef, umem::PageSpan},
 };
 use kernel::page::{PAGE_SHIFT, PAGE_SIZE};
 
@@ -41,6 +41,80 @@ impl Io<'_> {
     }
 }
 
+/// A key resolved to the region it names, for an access the key table
+/// allows.
+enum Resolved {
+    /// A region whose pages stay as they are while it is held (user, DMA,
+    /// on-demand paging; a window's region is one of these): the access
+    /// is decided and starts `off` bytes into it.
+    Placed { mr: TableRef<RxeMr>, off: u64 },
+    /// A fast-registration region: a new registration or an invalidation
+    /// can change it at any time, so its key check and the access itself
+    /// belong under its lock, together (see [`fast_io`]).
+    Fast { mr: TableRef<RxeMr> },
+}
+
+/// Resolves `key` (a region's, or for a remote key a memory window's) for
+/// an access to `[va, va + len)` with `need` for `key_use` by the QP
+/// `user`. The one place a key becomes a region: every access and every
+/// check goes through it.
+fn resolve(
+    rxe: &RxeDevice,
+    key: u32,
+    key_use: KeyUse,
+    user: WindowUser,
+    need: u32,
+    va: u64,
+    len: u64,
+) -> Result<Resolved, AccessError> {
+    let key = MemKey(key);
+    if names_window(key) {
+        // A QP's own lkeys never name a window.
+        if key_use == KeyUse::Local {
+            return Err(AccessError::UnknownKey);
+        }
+        let (mr, off) = crate::mw::resolve(rxe, key, user, need, va, len)?;
+        return Ok(Resolved::Placed { mr, off });
+    }
+    let mr = rxe
+        .keys
+        .lookup(key.index())
+        .ok_or(AccessError::UnknownKey)?;
+    if matches!(mr.memory, MrMemory::Fast(_)) {
+        return Ok(Resolved::Fast { mr });
+    }
+    let off = mr.keys().check(key, key_use, user.pd, need, va, len)?;
+    Ok(Resolved::Placed { mr, off })
+}
+
+/// [`resolve`] for a caller that moves no bytes: a fast-registration
+/// region's key is checked too (under its lock, released again), and the
+/// region and the access's offset in it are returned.
+fn decide(
+    rxe: &RxeDevice,
+    key: u32,
+    key_use: KeyUse,
+    user: WindowUser,
+    need: u32,
+    va: u64,
+    len: u64,
+) -> Result<(TableRef<RxeMr>, u64), AccessError> {
+    match resolve(rxe, key, key_use, user, need, va, len)? {
+        Resolved::Placed { mr, off } => Ok((mr, off)),
+        Resolved::Fast { mr } => {
+            let MrMemory::Fast(fast) = &mr.memory else {
+                return Err(AccessError::NotValid);
+            };
+            let off = fast
+                .state
+                .lock()
+                .reg
+                .check(MemKey(key), key_use, user.pd, need, va, len)?;
+            Ok((mr, off))
+        }
+    }
+}
+
 /// Moves bytes between `io` and `[va, va + len)` of the region `key` names
 /// (directly, or for a remote key through a memory window), if the key
 /// table allows `need` for `key_use` by the QP `user`.
@@ -53,25 +127,10 @@ fn region_io(
     va: u64,
     io: Io<'_>,
 ) -> Result<(), AccessError> {
-    let key = MemKey(key);
-    if names_window(key) {
-        if key_use == KeyUse::Local {
-            return Err(AccessError::UnknownKey);
-        }
-        let (mr, off) = crate::mw::resolve(rxe, key, user, need, va, io.len() as u64)?;
-        return placed_io(&mr, off, va, io);
+    match resolve(rxe, key, key_use, user, need, va, io.len() as u64)? {
+        Resolved::Placed { mr, off } => placed_io(&mr, off, va, io),
+        Resolved::Fast { mr } => fast_io(&mr, MemKey(key), key_use, user.pd, need, va, io),
     }
-    let mr = rxe
-        .keys
-        .lookup(key.index())
-        .ok_or(AccessError::UnknownKey)?;
-    if let MrMemory::Fast(fast) = &mr.memory {
-        return fast_io(fast, key, key_use, user.pd, need, va, io);
-    }
-    let off = mr
-        .keys()
-        .check(key, key_use, user.pd, need, va, io.len() as u64)?;
-    placed_io(&mr, off, va, io)
 }
 
 /// Moves bytes between `io` and the user or DMA region `mr`, at offset
@@ -131,22 +190,11 @@ fn region_page(
     va: u64,
     len: usize,
 ) -> Option<PageSpan> {
-    let key = MemKey(key);
-    let (mr, off) = if names_window(key) {
-        if key_use == KeyUse::Local {
-            return None;
+    let (mr, off) = match resolve(rxe, key, key_use, user, need, va, len as u64).ok()? {
+        Resolved::Placed { mr, off } => (mr, off),
+        Resolved::Fast { mr } => {
+            return fast_page(&mr, MemKey(key), key_use, user.pd, need, va, len);
         }
-        crate::mw::resolve(rxe, key, user, need, va, len as u64).ok()?
-    } else {
-        let mr = rxe.keys.lookup(key.index())?;
-        if let MrMemory::Fast(fast) = &mr.memory {
-            return fast_page(fast, key, key_use, user.pd, need, va, len);
-        }
-        let off = mr
-            .keys()
-            .check(key, key_use, user.pd, need, va, len as u64)
-            .ok()?;
-        (mr, off)
     };
     match &mr.memory {
         MrMemory::User {
@@ -173,7 +221,7 @@ fn region_page(
 /// new registration comes between them (its pages are kernel virtual
 /// addresses, see [`fast_io`]).
 fn fast_page(
-    fast: &FastMr,
+    mr: &RxeMr,
     key: MemKey,
     key_use: KeyUse,
     pd: usize,
@@ -181,6 +229,9 @@ fn fast_page(
     va: u64,
     len: usize,
 ) -> Option<PageSpan> {
+    let MrMemory::Fast(fast) = &mr.memory else {
+        return None;
+    };
     let state = fast.state.lock();
     let off = state
         .reg
@@ -208,20 +259,14 @@ pub(crate) fn gather_page(
     let Payload::Sges(sges) = &wqe.payload else {
         return None;
     };
-    let (start, end) = (u64::from(offset), u64::from(offset) + len as u64);
-    let mut pos = 0u64;
-    for sge in sges.as_slice() {
-        let sge_end = pos + u64::from(sge.length);
-        if start < sge_end {
-            if end > sge_end {
-                return None;
-            }
-            let va = sge.addr.wrapping_add(start - pos);
-            return region_page(rxe, sge.lkey, KeyUse::Local, local(pd), 0, va, len);
-        }
-        pos = sge_end;
-    }
-    None
+    let mut piece = None;
+    sge_walk(sges, offset, len, |lkey, va, done, n| {
+        piece = (done == 0 && n == len).then_some((lkey, va));
+        Ok(())
+    })
+    .ok()?;
+    let (lkey, va) = piece?;
+    region_page(rxe, lkey, KeyUse::Local, local(pd), 0, va, len)
 }
 
 /// The bytes [`remote_read`] would copy, lent without a copy (see
@@ -276,7 +321,7 @@ fn region_resident(
 /// comes between them. The page list holds kernel virtual addresses (rxe
 /// maps DMA to virtual addresses), copied to and from as the DMA region's.
 fn fast_io(
-    fast: &FastMr,
+    mr: &RxeMr,
     key: MemKey,
     key_use: KeyUse,
     pd: usize,
@@ -284,6 +329,9 @@ fn fast_io(
     va: u64,
     io: Io<'_>,
 ) -> Result<(), AccessError> {
+    let MrMemory::Fast(fast) = &mr.memory else {
+        return Err(AccessError::NotValid);
+    };
     let state = fast.state.lock();
     let len = io.len();
     let off = state.reg.check(key, key_use, pd, need, va, len as u64)?;
@@ -307,23 +355,6 @@ fn fast_io(
         done = end;
     }
     Ok(())
-}
-
-/// The key check of `key` on `mr` (for a fast-registration region, under
-/// its lock).
-fn check_key(
-    mr: &RxeMr,
-    key: MemKey,
-    key_use: KeyUse,
-    pd: usize,
-    need: u32,
-    va: u64,
-    len: u64,
-) -> Result<u64, AccessError> {
-    match &mr.memory {
-        MrMemory::Fast(fast) => fast.state.lock().reg.check(key, key_use, pd, need, va, len),
-        _ => mr.keys().check(key, key_use, pd, need, va, len),
-    }
 }
 
 /// Walks the bytes `[offset, offset + total)` of the concatenation of
@@ -399,11 +430,7 @@ pub(crate) fn sges_resident(
     }
     let mut resident = true;
     let walked = sge_walk(sges, offset, len as usize, |lkey, va, _, n| {
-        let key = MemKey(lkey);
-        let Some(mr) = rxe.keys.lookup(key.index()) else {
-            return Ok(());
-        };
-        let Ok(off) = check_key(&mr, key, KeyUse::Local, pd, 0, va, n as u64) else {
+        let Ok((mr, off)) = decide(rxe, lkey, KeyUse::Local, local(pd), 0, va, n as u64) else {
             return Ok(());
         };
         resident &= region_resident(&mr, off, n as u64, write, wake)?;
@@ -451,20 +478,8 @@ pub(crate) fn remote_resident(
     if !rxe.has_odp_regions() {
         return Ok(true);
     }
-    let key = MemKey(rkey);
-    let (mr, off) = if names_window(key) {
-        match crate::mw::resolve(rxe, key, user, 0, va, len) {
-            Ok(found) => found,
-            Err(_) => return Ok(true),
-        }
-    } else {
-        let Some(mr) = rxe.keys.lookup(key.index()) else {
-            return Ok(true);
-        };
-        let Ok(off) = check_key(&mr, key, KeyUse::Remote, user.pd, 0, va, len) else {
-            return Ok(true);
-        };
-        (mr, off)
+    let Ok((mr, off)) = decide(rxe, rkey, KeyUse::Remote, user, 0, va, len) else {
+        return Ok(true);
     };
     region_resident(&mr, off, len, write, None)
 }
@@ -526,16 +541,11 @@ pub(crate) fn check_sges(
     };
     let need = if write { access::LOCAL_WRITE } else { 0 };
     for sge in sges.as_slice().iter().filter(|s| s.length != 0) {
-        let key = MemKey(sge.lkey);
-        let mr = rxe
-            .keys
-            .lookup(key.index())
-            .ok_or(AccessError::UnknownKey)?;
-        check_key(
-            &mr,
-            key,
+        decide(
+            rxe,
+            sge.lkey,
             KeyUse::Local,
-            pd,
+            local(pd),
             need,
             sge.addr,
             u64::from(sge.length),
@@ -616,15 +626,7 @@ pub(crate) fn check_remote(
     va: u64,
     len: u64,
 ) -> Result<(), AccessError> {
-    let key = MemKey(rkey);
-    if names_window(key) {
-        return crate::mw::resolve(rxe, key, user, need, va, len).map(|_| ());
-    }
-    let mr = rxe
-        .keys
-        .lookup(key.index())
-        .ok_or(AccessError::UnknownKey)?;
-    check_key(&mr, key, KeyUse::Remote, user.pd, need, va, len).map(|_| ())
+    decide(rxe, rkey, KeyUse::Remote, user, need, va, len).map(|_| ())
 }
 
 /// Executes an 8-byte atomic at `va` of `rkey` with `need` access
