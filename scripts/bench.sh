@@ -65,6 +65,10 @@ value() { # DRIVER METRIC: the median of the driver's runs (one per round)
     echo "${v:-n/a}"
 }
 
+readings() { # DRIVER METRIC: how many rounds recorded the metric
+    awk -v m="$2" '$1 == m && $2 ~ /^[0-9.]+$/ { k++ } END { print k + 0 }' "$logdir/bench-$1.txt" 2>/dev/null
+}
+
 echo
 echo "iterations: $iters, drivers run: $drivers, $kernel kernel (numbers under TCG)"
 [ "$rounds" -le 1 ] || echo "each number: the median of $rounds rounds, the drivers taking turns"
@@ -90,6 +94,14 @@ for m in $metrics; do
         u=$(value "$v" "$m")
         line+=$(printf ' %22s %8s' "$u" "$(ratio "$r" "$u")")
     done
+    # A run that failed (or whose perftest clock calibration kept
+    # failing) records nothing: say where a median has fewer readings.
+    short=
+    for d in $drivers; do
+        k=$(readings "$d" "$m")
+        [ "$k" -ge "$rounds" ] || short+=" ${d}:$k/$rounds"
+    done
+    [ -z "$short" ] || line+="  (readings${short})"
     echo "$line"
 done
 

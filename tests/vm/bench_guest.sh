@@ -80,6 +80,10 @@ requester_totals() {
 # created DIR/NAME.ready, its server listening), and the client's start
 # and end times (s since the epoch) go to DIR/NAME.span: runs meant to
 # overlap start together, and the span tells whether they did.
+# Returns 75 when perftest's clock calibration failed in either process
+# (its `Correlation coefficient r^2: ... < 0.9` under TCG's uneven
+# timing): that run's times and rates are void (inf, 0.00), and the
+# callers run it again (see `clock_retries`).
 perf() {
     local name=$1 prog=$2; shift 2
     local log=$RXE_LOGDIR/bench-$driver-$name.log port=${PORT:-$((19000 + RANDOM % 1000))}
@@ -106,8 +110,15 @@ perf() {
     while kill -0 $spid 2>/dev/null && [ $SECONDS -lt $end ]; do sleep 0.5; done
     kill $spid 2>/dev/null; wait $spid 2>/dev/null
     echo "  requester totals so far: $(requester_totals)"
+    if [ "$rc" = 0 ] && grep -qs 'Correlation coefficient' "$log" "$log.server"; then
+        echo "  $name: perftest's clock calibration failed, its numbers are void"
+        return 75
+    fi
     return $rc
 }
+
+# How many times a run whose clock calibration failed is run again.
+clock_retries=3
 
 # col LOG SIZE N: column N of the result line that starts with SIZE.
 col() {
@@ -125,9 +136,14 @@ busy() {
 # GB moved (both ends run in this guest, so that is the whole cost).
 bw() {
     local name=$1 size=$2 n=$3; shift 3
-    local tag=${name}_${size}${BW_TAG:-} b0 b1 log
-    b0=$(busy)
-    if perf "$tag" "ib_$name" -s "$size" -n "$n" "$@"; then
+    local tag=${name}_${size}${BW_TAG:-} b0 b1 log rc try
+    for try in $(seq 0 $clock_retries); do
+        b0=$(busy)
+        perf "$tag" "ib_$name" -s "$size" -n "$n" "$@"
+        rc=$?
+        [ "$rc" = 75 ] || break
+    done
+    if [ "$rc" = 0 ]; then
         b1=$(busy)
         log=$RXE_LOGDIR/bench-$driver-$tag.log
         echo "${tag}_avg_MBps $(col "$log" "$size" 4)" >> "$out"
@@ -142,8 +158,13 @@ bw() {
 
 # lat NAME SIZE: one latency run; records typical, average and p99.
 lat() {
-    local name=$1 size=$2 tag=${1}_${2} log
-    if perf "$tag" "ib_$name" -s "$size" -n "$lat_iters"; then
+    local name=$1 size=$2 tag=${1}_${2} log rc try
+    for try in $(seq 0 $clock_retries); do
+        perf "$tag" "ib_$name" -s "$size" -n "$lat_iters"
+        rc=$?
+        [ "$rc" = 75 ] || break
+    done
+    if [ "$rc" = 0 ]; then
         log=$RXE_LOGDIR/bench-$driver-$tag.log
         echo "${tag}_typical_us $(col "$log" "$size" 5)" >> "$out"
         echo "${tag}_avg_us $(col "$log" "$size" 6)" >> "$out"
@@ -166,19 +187,28 @@ lat() {
 # last one's end during which all of them ran. One pair measured so is
 # what the others compare with. Metrics: write_bw_65536_D_TAG_...
 pairs() {
-    local tag=$1 n=$2 secs=${PAIRS_SECONDS:-8} barrier i pids=() logs=()
+    local tag=$1 n=$2 secs=${PAIRS_SECONDS:-8} barrier i pids logs try void
     shift 2
-    barrier=$(mktemp -d)
-    for i in $(seq 1 "$n"); do
-        logs+=("$RXE_LOGDIR/bench-$driver-write_bw_65536_D_${tag}_$i.log")
-        BARRIER=$barrier PORT=$((19900 + i)) perf "write_bw_65536_D_${tag}_$i" ib_write_bw \
-            -s 65536 -D "$secs" "$@" > "$barrier/out$i" &
-        pids+=($!)
+    for try in $(seq 0 $clock_retries); do
+        pids=() logs=() void=
+        barrier=$(mktemp -d)
+        for i in $(seq 1 "$n"); do
+            logs+=("$RXE_LOGDIR/bench-$driver-write_bw_65536_D_${tag}_$i.log")
+            BARRIER=$barrier PORT=$((19900 + i)) perf "write_bw_65536_D_${tag}_$i" ib_write_bw \
+                -s 65536 -D "$secs" "$@" > "$barrier/out$i" &
+            pids+=($!)
+        done
+        wait_for 300 sh -c "cd $barrier && [ \$(ls ./*.ready 2>/dev/null | wc -l) -eq $n ]"
+        touch "$barrier/go"
+        for i in "${pids[@]}"; do wait "$i" || [ $? != 75 ] || void=1; done
+        cat "$barrier"/out*
+        [ -n "$void" ] || break
+        rm -rf "$barrier"
     done
-    wait_for 300 sh -c "cd $barrier && [ \$(ls ./*.ready 2>/dev/null | wc -l) -eq $n ]"
-    touch "$barrier/go"
-    wait "${pids[@]}"
-    cat "$barrier"/out*
+    if [ -n "$void" ]; then
+        echo "pairs $tag: perftest's clock calibration failed $((clock_retries + 1)) times"
+        return
+    fi
     awk '$1 == 65536 && $2 ~ /^[0-9]+$/ { s += $4; k++ } END { if (k == n) printf "%s %.2f\n", m, s }' \
         n="$n" m="write_bw_65536_D_${tag}_sum_avg_MBps" "${logs[@]}" >> "$out"
     [ "$n" -lt 2 ] || cat "$barrier"/*.span 2>/dev/null |
