@@ -123,8 +123,10 @@ pub(crate) struct RcState {
     /// class J). Set and cleared within one request.
     pub(crate) fail_after_replies: bool,
     /// Reused list of requester actions (capacity [`send::ACTIONS_MAX`]:
-    /// steps never allocate).
-    pub(crate) actions: KVec<crate::proto::requester::RequesterAction>,
+    /// steps never allocate), taken out during a step. An `Option` so that
+    /// taking it leaves nothing to drop: an empty `KVec` put in its place
+    /// would, once dropped, still call the allocator's free.
+    pub(crate) actions: Option<KVec<crate::proto::requester::RequesterAction>>,
     /// Whether the requester runs (RTS and later).
     pub(crate) sending: bool,
     /// Whether the responder runs (RTR and later).
@@ -191,7 +193,7 @@ impl RcState {
                 responder,
                 replies: boxed_reply_queue()?,
                 posted,
-                actions: KVec::with_capacity(send::ACTIONS_MAX, GFP_KERNEL)?,
+                actions: Some(KVec::with_capacity(send::ACTIONS_MAX, GFP_KERNEL)?),
                 next_id: 0,
                 taken: 0,
                 next_recv: None,

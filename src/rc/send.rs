@@ -510,7 +510,9 @@ pub(crate) fn step(
     event: RequesterEvent,
     payload: Option<&[u8]>,
 ) -> usize {
-    let mut actions = core::mem::take(&mut inner.rc.actions);
+    // Never `None` here (steps do not nest); an empty list would make the
+    // step overflow and fail the QP, as it should if they ever did.
+    let mut actions = inner.rc.actions.take().unwrap_or_default();
     actions.clear();
     let mut overflow = false;
     let before = *inner.rc.requester.counters();
@@ -547,7 +549,7 @@ pub(crate) fn step(
         }
     }
     actions.clear();
-    inner.rc.actions = actions;
+    inner.rc.actions = Some(actions);
     if overflow {
         super::complete::enter_error(rxe, qp, inner);
     }

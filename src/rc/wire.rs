@@ -61,7 +61,7 @@ enum TimerChange {
     Disarm,
 }
 
-/// Packets an outbox makes room for at its first one.
+/// Packets an outbox makes room for once it holds more than one.
 const OUTBOX_FIRST_ROOM: usize = 16;
 
 /// Packets built under a QP lock, sent once it is released, and the
@@ -70,7 +70,14 @@ const OUTBOX_FIRST_ROOM: usize = 16;
 /// next burst at once, and under a slow CPU the retransmissions would then
 /// never leave the CPU to anything else.
 pub(crate) struct Outbox {
-    packets: KVec<TxSkb>,
+    /// The first packet, kept here: most outboxes hold one (an ACK, a
+    /// one-packet READ response or message), and one skb handle is not
+    /// worth an allocation and its free for every packet received.
+    first: Option<TxSkb>,
+    /// The packets after the first, in order; `None` until there is a
+    /// second (even an empty `KVec` calls the allocator's free when
+    /// dropped).
+    packets: Option<KVec<TxSkb>>,
     /// Packets that could not be queued (no memory).
     lost: u32,
     retry_timer: Option<TimerChange>,
@@ -81,7 +88,8 @@ impl Outbox {
     /// An empty outbox.
     pub(crate) fn new() -> Outbox {
         Outbox {
-            packets: KVec::new(),
+            first: None,
+            packets: None,
             lost: 0,
             retry_timer: None,
             rnr_timer: None,
@@ -105,18 +113,23 @@ impl Outbox {
 
     /// Packets waiting to be sent.
     pub(crate) fn len(&self) -> usize {
-        self.packets.len()
+        usize::from(self.first.is_some()) + self.packets.as_ref().map_or(0, |p| p.len())
     }
 
     fn push(&mut self, skb: TxSkb) {
-        if self.packets.capacity() == 0 {
+        if self.first.is_none() {
+            // Nothing queued yet (`packets` fills only after `first`).
+            self.first = Some(skb);
+            return;
+        }
+        let packets = self.packets.get_or_insert_with(|| {
             // Room for a typical burst at once, instead of growing by
             // doubling from one (four reallocations before the sixteenth
-            // packet); an outbox that stays empty allocates nothing. On
+            // packet); an outbox of one packet allocates nothing. On
             // failure the push below tries the usual way.
-            let _ = self.packets.reserve(OUTBOX_FIRST_ROOM, GFP_ATOMIC);
-        }
-        if self.packets.push(skb, GFP_ATOMIC).is_err() {
+            KVec::with_capacity(OUTBOX_FIRST_ROOM, GFP_ATOMIC).unwrap_or_default()
+        });
+        if packets.push(skb, GFP_ATOMIC).is_err() {
             self.lost += 1;
         }
     }
@@ -127,10 +140,11 @@ impl Outbox {
     pub(crate) fn send(self, rxe: &RxeDevice, qp: &RxeQp) {
         let (retry, rnr) = (self.retry_timer, self.rnr_timer);
         let mut lost = self.lost;
-        let any = !self.packets.is_empty();
+        let any = self.first.is_some();
         let faults = rxe.active_faults();
         let mut chain = None;
-        for mut skb in self.packets {
+        let rest = self.packets.into_iter().flatten();
+        for mut skb in Iterator::chain(self.first.into_iter(), rest) {
             let action = faults.and_then(|f| f.decide(Direction::Tx, skb.packet()));
             match action {
                 // Lost on the wire: counted as sent, never handed over.
