@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""Where a code path spends its time: reads `perf script -F comm,tid,ip,sym`
+"""Where a code path spends its time: reads `perf script -F comm,tid,ip,sym[,symoff]`
 output of a call-graph profile (perf record -g) on stdin and, for each ROOT
 (a substring of a function name, e.g. ib_uverbs_post_send for the doorbell
 path or udp_queue_rcv_one_skb for the receive path), prints the samples
 whose stack passes through it: their leaf symbols (self time within the
-path), the root's direct callees, its callers (for a lock's slow path: whose
-lock it is), and the callers of memcpy/memset.
+path), the root's direct callees, every function under it by inclusive time (the
+share of the path's samples whose stack holds it below the root: where a
+path's time goes, function by function), its callers (for a lock's slow
+path: whose lock it is), and the callers of memcpy/memset.
 
     perf script ... | perf_roots.py ROOT...
 """
@@ -35,12 +37,14 @@ def stacks(lines):
 def report(root, samples, total, out):
     hits = [s for s in samples if any(root in f for f in s)]
     n = max(len(hits), 1)
-    leaf, callee, caller, copies = (collections.Counter() for _ in range(4))
+    leaf, callee, inclusive, caller, copies = (collections.Counter() for _ in range(5))
     for s in hits:
         leaf[s[0]] += 1
         top = max(i for i, f in enumerate(s) if root in f)
         if top > 0:
             callee[s[top - 1]] += 1
+        for sym in set(s[:top]):
+            inclusive[sym] += 1
         low = min(i for i, f in enumerate(s) if root in f)
         caller[" <- ".join(f[-50:] for f in s[low + 1:low + 4])] += 1
         if "memcpy" in s[0] or "memset" in s[0]:
@@ -50,6 +54,9 @@ def report(root, samples, total, out):
         out.write(f"{100 * c / n:6.1f}% {sym[:110]}\n")
     out.write("-- direct callees of the root\n")
     for sym, c in callee.most_common(15):
+        out.write(f"{100 * c / n:6.1f}% {sym[:110]}\n")
+    out.write("-- inclusive: samples whose stack holds the function below the root\n")
+    for sym, c in inclusive.most_common(40):
         out.write(f"{100 * c / n:6.1f}% {sym[:110]}\n")
     out.write("-- callers of the root (three frames up)\n")
     for chain, c in caller.most_common(12):

@@ -138,8 +138,10 @@ for driver in "$@"; do
             awk '{ n = NF / 2; l = "  " $1; for (i = 2; i <= n; i++) l = l " " ($(i + n) - $i); print l }'
         if [ -n "$roots" ]; then
             # shellcheck disable=SC2086
-            perf script -i "$data" --kallsyms=/proc/kallsyms -F comm,tid,ip,sym 2>/dev/null |
-                python3 "$(dirname "$0")/perf_roots.py" $roots
+            # The stacks are kept (compressed, beside this report) for
+            # other questions than these: perf_roots.py reads them again.
+            perf script -i "$data" --kallsyms=/proc/kallsyms -F comm,tid,ip,sym,symoff 2>/dev/null |
+                tee >(gzip > "$out.stacks.gz") | python3 "$(dirname "$0")/perf_roots.py" $roots
         fi
     } > "$out"
     cat "$out"
