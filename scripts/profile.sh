@@ -11,7 +11,8 @@
 #   64 MiB through nvme-rdma and nvmet-rdma instead of a perftest run
 #   RXE_PROFILE_ROOTS="ib_uverbs_post_send udp_queue_rcv_one_skb": a
 #   call-graph profile, and where each path's samples go (leaf symbols,
-#   callees, memcpy's callers; tests/vm/perf_roots.py)
+#   callees, inclusive shares, memcpy's callers; tests/vm/perf_roots.py);
+#   the stacks stay in LOGDIR/profile-DRIVER.txt.stacks.gz
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 logdir=${1:-$here/logs/profile-$(date +%Y%m%d-%H%M%S)}
