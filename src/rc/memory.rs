@@ -17,7 +17,7 @@ use crate::{
     mr::{MrMemory, RxeMr},
     odp::FaultRequest,
     proto::{
-        access::{AccessError, KeyUse, MemKey},
+        access::{AccessError, FastReg, KeyUse, MemKey, RegionKeys},
         window::{names_window, WindowUser},
     },
     sys::{odp::NotResident, table::TableRef, umem::PageSpan},
@@ -41,6 +41,70 @@ impl Io<'_> {
     }
 }
 
+/// What an access asks of a key: the QP `user` wants `need` (region
+/// access bits; 0 to read its own memory) at `va` through `key`, used as
+/// `key_use` (its own lkey, or a remote rkey). The length goes with the
+/// bytes that move.
+#[derive(Clone, Copy)]
+struct KeyAccess {
+    key: MemKey,
+    key_use: KeyUse,
+    user: WindowUser,
+    need: u32,
+    va: u64,
+}
+
+impl KeyAccess {
+    /// Through an lkey of the QP's protection domain `pd` (the QP's own
+    /// keys never name a window, so its number does not matter).
+    fn local(lkey: u32, pd: usize, need: u32, va: u64) -> KeyAccess {
+        KeyAccess {
+            key: MemKey(lkey),
+            key_use: KeyUse::Local,
+            user: WindowUser { pd, qpn: 0 },
+            need,
+            va,
+        }
+    }
+
+    /// Through an rkey (a region's or a memory window's) by the QP `user`.
+    fn remote(rkey: u32, user: WindowUser, need: u32, va: u64) -> KeyAccess {
+        KeyAccess {
+            key: MemKey(rkey),
+            key_use: KeyUse::Remote,
+            user,
+            need,
+            va,
+        }
+    }
+
+    /// The key table's check of `len` bytes of this access against the
+    /// keys a region holds: the offset in the region they start at.
+    fn check(&self, keys: &RegionKeys, len: u64) -> Result<u64, AccessError> {
+        keys.check(
+            self.key,
+            self.key_use,
+            self.user.pd,
+            self.need,
+            self.va,
+            len,
+        )
+    }
+
+    /// [`KeyAccess::check`] against a fast-registration region's current
+    /// registration (its lock held by the caller).
+    fn check_fast(&self, reg: &FastReg, len: u64) -> Result<u64, AccessError> {
+        reg.check(
+            self.key,
+            self.key_use,
+            self.user.pd,
+            self.need,
+            self.va,
+            len,
+        )
+    }
+}
+
 /// A key resolved to the region it names, for an access the key table
 /// allows.
 enum Resolved {
@@ -54,36 +118,27 @@ enum Resolved {
     Fast { mr: TableRef<RxeMr> },
 }
 
-/// Resolves `key` (a region's, or for a remote key a memory window's) for
-/// an access to `[va, va + len)` with `need` for `key_use` by the QP
-/// `user`. The one place a key becomes a region: every access and every
-/// check goes through it.
-fn resolve(
-    rxe: &RxeDevice,
-    key: u32,
-    key_use: KeyUse,
-    user: WindowUser,
-    need: u32,
-    va: u64,
-    len: u64,
-) -> Result<Resolved, AccessError> {
-    let key = MemKey(key);
-    if names_window(key) {
+/// Resolves the key of `access` (a region's, or for a remote key a memory
+/// window's) for `len` bytes. The one place a key becomes a region: every
+/// access and every check goes through it.
+fn resolve(rxe: &RxeDevice, access: &KeyAccess, len: u64) -> Result<Resolved, AccessError> {
+    if names_window(access.key) {
         // A QP's own lkeys never name a window.
-        if key_use == KeyUse::Local {
+        if access.key_use == KeyUse::Local {
             return Err(AccessError::UnknownKey);
         }
-        let (mr, off) = crate::mw::resolve(rxe, key, user, need, va, len)?;
+        let (mr, off) =
+            crate::mw::resolve(rxe, access.key, access.user, access.need, access.va, len)?;
         return Ok(Resolved::Placed { mr, off });
     }
     let mr = rxe
         .keys
-        .lookup(key.index())
+        .lookup(access.key.index())
         .ok_or(AccessError::UnknownKey)?;
     if matches!(mr.memory, MrMemory::Fast(_)) {
         return Ok(Resolved::Fast { mr });
     }
-    let off = mr.keys().check(key, key_use, user.pd, need, va, len)?;
+    let off = access.check(&mr.keys(), len)?;
     Ok(Resolved::Placed { mr, off })
 }
 
@@ -92,44 +147,28 @@ fn resolve(
 /// region and the access's offset in it are returned.
 fn decide(
     rxe: &RxeDevice,
-    key: u32,
-    key_use: KeyUse,
-    user: WindowUser,
-    need: u32,
-    va: u64,
+    access: &KeyAccess,
     len: u64,
 ) -> Result<(TableRef<RxeMr>, u64), AccessError> {
-    match resolve(rxe, key, key_use, user, need, va, len)? {
+    match resolve(rxe, access, len)? {
         Resolved::Placed { mr, off } => Ok((mr, off)),
         Resolved::Fast { mr } => {
             let MrMemory::Fast(fast) = &mr.memory else {
                 return Err(AccessError::NotValid);
             };
-            let off = fast
-                .state
-                .lock()
-                .reg
-                .check(MemKey(key), key_use, user.pd, need, va, len)?;
+            let off = access.check_fast(&fast.state.lock().reg, len)?;
             Ok((mr, off))
         }
     }
 }
 
-/// Moves bytes between `io` and `[va, va + len)` of the region `key` names
+/// Moves bytes between `io` and the region the key of `access` names
 /// (directly, or for a remote key through a memory window), if the key
-/// table allows `need` for `key_use` by the QP `user`.
-fn region_io(
-    rxe: &RxeDevice,
-    key: u32,
-    key_use: KeyUse,
-    user: WindowUser,
-    need: u32,
-    va: u64,
-    io: Io<'_>,
-) -> Result<(), AccessError> {
-    match resolve(rxe, key, key_use, user, need, va, io.len() as u64)? {
-        Resolved::Placed { mr, off } => placed_io(&mr, off, va, io),
-        Resolved::Fast { mr } => fast_io(&mr, MemKey(key), key_use, user.pd, need, va, io),
+/// table allows it.
+fn region_io(rxe: &RxeDevice, access: &KeyAccess, io: Io<'_>) -> Result<(), AccessError> {
+    match resolve(rxe, access, io.len() as u64)? {
+        Resolved::Placed { mr, off } => placed_io(&mr, off, access.va, io),
+        Resolved::Fast { mr } => fast_io(&mr, access, io),
     }
 }
 
@@ -171,30 +210,20 @@ fn placed_io(mr: &RxeMr, off: u64, va: u64, io: Io<'_>) -> Result<(), AccessErro
     }
 }
 
-/// The bytes `[va, va + len)` of the region `key` names (directly, or for
-/// a remote key through a memory window), lent without a copy with a
-/// reference on their page, where the key table allows `need` for
-/// `key_use` by the QP `user` and they lie in one page: of pinned user
+/// The `len` bytes of `access`'s region (directly, or for a remote key
+/// through a memory window), lent without a copy with a reference on
+/// their page, where the key table allows the access and they lie in one
+/// page: of pinned user
 /// memory, or of a kernel ULP's page-allocator memory in the linear map
 /// (DMA and fast-registration regions; not slab nor large kmalloc
 /// memory, see [`PageSpan::at_kernel_address`]). `None` where they are to
 /// be copied instead: an on-demand-paging region, bytes across a page
 /// boundary, or an access the key table refuses (the copy then refuses
 /// it the same way, and says why).
-fn region_page(
-    rxe: &RxeDevice,
-    key: u32,
-    key_use: KeyUse,
-    user: WindowUser,
-    need: u32,
-    va: u64,
-    len: usize,
-) -> Option<PageSpan> {
-    let (mr, off) = match resolve(rxe, key, key_use, user, need, va, len as u64).ok()? {
+fn region_page(rxe: &RxeDevice, access: &KeyAccess, len: usize) -> Option<PageSpan> {
+    let (mr, off) = match resolve(rxe, access, len as u64).ok()? {
         Resolved::Placed { mr, off } => (mr, off),
-        Resolved::Fast { mr } => {
-            return fast_page(&mr, MemKey(key), key_use, user.pd, need, va, len);
-        }
+        Resolved::Fast { mr } => return fast_page(&mr, access, len),
     };
     match &mr.memory {
         MrMemory::User {
@@ -211,7 +240,7 @@ fn region_page(
             pages.span(page, in_page, len)
         }
         // The addresses are kernel virtual addresses (a kernel ULP's).
-        MrMemory::Dma => PageSpan::at_kernel_address(va, len),
+        MrMemory::Dma => PageSpan::at_kernel_address(access.va, len),
         MrMemory::Fast(_) | MrMemory::Odp(_) => None,
     }
 }
@@ -220,23 +249,12 @@ fn region_page(
 /// page reference under the region's lock, so that no invalidation or
 /// new registration comes between them (its pages are kernel virtual
 /// addresses, see [`fast_io`]).
-fn fast_page(
-    mr: &RxeMr,
-    key: MemKey,
-    key_use: KeyUse,
-    pd: usize,
-    need: u32,
-    va: u64,
-    len: usize,
-) -> Option<PageSpan> {
+fn fast_page(mr: &RxeMr, access: &KeyAccess, len: usize) -> Option<PageSpan> {
     let MrMemory::Fast(fast) = &mr.memory else {
         return None;
     };
     let state = fast.state.lock();
-    let off = state
-        .reg
-        .check(key, key_use, pd, need, va, len as u64)
-        .ok()?;
+    let off = access.check_fast(&state.reg, len as u64).ok()?;
     let mut chunks = state.reg.map().chunks(off, len as u64);
     let chunk = chunks.next()?;
     if chunk.len != len || chunks.next().is_some() {
@@ -266,7 +284,7 @@ pub(crate) fn gather_page(
     })
     .ok()?;
     let (lkey, va) = piece?;
-    region_page(rxe, lkey, KeyUse::Local, local(pd), 0, va, len)
+    region_page(rxe, &KeyAccess::local(lkey, pd, 0, va), len)
 }
 
 /// The bytes [`remote_read`] would copy, lent without a copy (see
@@ -282,15 +300,8 @@ pub(crate) fn remote_read_page(
     if len == 0 {
         return None;
     }
-    region_page(
-        rxe,
-        rkey,
-        KeyUse::Remote,
-        user,
-        access::REMOTE_READ,
-        va,
-        len,
-    )
+    let read = KeyAccess::remote(rkey, user, access::REMOTE_READ, va);
+    region_page(rxe, &read, len)
 }
 
 /// Whether `[off, off + len)` of region `mr` can be accessed (written if
@@ -320,21 +331,13 @@ fn region_resident(
 /// under the region's lock, so that no invalidation or new registration
 /// comes between them. The page list holds kernel virtual addresses (rxe
 /// maps DMA to virtual addresses), copied to and from as the DMA region's.
-fn fast_io(
-    mr: &RxeMr,
-    key: MemKey,
-    key_use: KeyUse,
-    pd: usize,
-    need: u32,
-    va: u64,
-    io: Io<'_>,
-) -> Result<(), AccessError> {
+fn fast_io(mr: &RxeMr, access: &KeyAccess, io: Io<'_>) -> Result<(), AccessError> {
     let MrMemory::Fast(fast) = &mr.memory else {
         return Err(AccessError::NotValid);
     };
     let state = fast.state.lock();
     let len = io.len();
-    let off = state.reg.check(key, key_use, pd, need, va, len as u64)?;
+    let off = access.check_fast(&state.reg, len as u64)?;
     let mut done = 0usize;
     let mut io = io;
     for chunk in state.reg.map().chunks(off, len as u64) {
@@ -392,10 +395,10 @@ fn sge_walk(
 }
 
 /// Walks the bytes `[offset, offset + io.len())` of the concatenation of
-/// `sges`, moving each piece with `need` access.
+/// `sges` (lkeys of `pd`), moving each piece with `need` access.
 fn sge_io(
     rxe: &RxeDevice,
-    user: WindowUser,
+    pd: usize,
     sges: &SgeList,
     need: u32,
     offset: u32,
@@ -406,7 +409,7 @@ fn sge_io(
             Io::Read(b) => Io::Read(&mut b[done..done + n]),
             Io::Write(b) => Io::Write(&b[done..done + n]),
         };
-        region_io(rxe, lkey, KeyUse::Local, user, need, va, piece)
+        region_io(rxe, &KeyAccess::local(lkey, pd, need, va), piece)
     })
 }
 
@@ -430,7 +433,7 @@ pub(crate) fn sges_resident(
     }
     let mut resident = true;
     let walked = sge_walk(sges, offset, len as usize, |lkey, va, _, n| {
-        let Ok((mr, off)) = decide(rxe, lkey, KeyUse::Local, local(pd), 0, va, n as u64) else {
+        let Ok((mr, off)) = decide(rxe, &KeyAccess::local(lkey, pd, 0, va), n as u64) else {
             return Ok(());
         };
         resident &= region_resident(&mr, off, n as u64, write, wake)?;
@@ -478,16 +481,10 @@ pub(crate) fn remote_resident(
     if !rxe.has_odp_regions() {
         return Ok(true);
     }
-    let Ok((mr, off)) = decide(rxe, rkey, KeyUse::Remote, user, 0, va, len) else {
+    let Ok((mr, off)) = decide(rxe, &KeyAccess::remote(rkey, user, 0, va), len) else {
         return Ok(true);
     };
     region_resident(&mr, off, len, write, None)
-}
-
-/// The QP in `pd` using its own lkeys (which never name a window, so its
-/// number does not matter).
-fn local(pd: usize) -> WindowUser {
-    WindowUser { pd, qpn: 0 }
 }
 
 /// Copies bytes `[offset, offset + dst.len())` of a send WQE's payload into
@@ -509,7 +506,7 @@ pub(crate) fn gather(
             dst.copy_from_slice(src);
             Ok(())
         }
-        Payload::Sges(sges) => sge_io(rxe, local(pd), sges, 0, offset, Io::Read(dst)),
+        Payload::Sges(sges) => sge_io(rxe, pd, sges, 0, offset, Io::Read(dst)),
         // ATOMIC_WRITE's payload is the value the WQE carries.
         Payload::None => match wqe.op {
             SendOp::AtomicWrite { value, .. } => {
@@ -541,15 +538,8 @@ pub(crate) fn check_sges(
     };
     let need = if write { access::LOCAL_WRITE } else { 0 };
     for sge in sges.as_slice().iter().filter(|s| s.length != 0) {
-        decide(
-            rxe,
-            sge.lkey,
-            KeyUse::Local,
-            local(pd),
-            need,
-            sge.addr,
-            u64::from(sge.length),
-        )?;
+        let read = KeyAccess::local(sge.lkey, pd, need, sge.addr);
+        decide(rxe, &read, u64::from(sge.length))?;
     }
     Ok(())
 }
@@ -563,14 +553,7 @@ pub(crate) fn scatter(
     offset: u32,
     src: &[u8],
 ) -> Result<(), AccessError> {
-    sge_io(
-        rxe,
-        local(pd),
-        sges,
-        access::LOCAL_WRITE,
-        offset,
-        Io::Write(src),
-    )
+    sge_io(rxe, pd, sges, access::LOCAL_WRITE, offset, Io::Write(src))
 }
 
 /// Writes `src` at `va` of the region `rkey` names (RDMA WRITE).
@@ -581,15 +564,8 @@ pub(crate) fn remote_write(
     va: u64,
     src: &[u8],
 ) -> Result<(), AccessError> {
-    region_io(
-        rxe,
-        rkey,
-        KeyUse::Remote,
-        user,
-        access::REMOTE_WRITE,
-        va,
-        Io::Write(src),
-    )
+    let write = KeyAccess::remote(rkey, user, access::REMOTE_WRITE, va);
+    region_io(rxe, &write, Io::Write(src))
 }
 
 /// Reads `dst.len()` bytes at `va` of the region `rkey` names (RDMA READ).
@@ -605,15 +581,8 @@ pub(crate) fn remote_read(
         // it with an empty response whatever its rkey).
         return Ok(());
     }
-    region_io(
-        rxe,
-        rkey,
-        KeyUse::Remote,
-        user,
-        access::REMOTE_READ,
-        va,
-        Io::Read(dst),
-    )
+    let read = KeyAccess::remote(rkey, user, access::REMOTE_READ, va);
+    region_io(rxe, &read, Io::Read(dst))
 }
 
 /// Whether the key table lets the QP `user` access `[va, va + len)` of `rkey` with
@@ -626,7 +595,7 @@ pub(crate) fn check_remote(
     va: u64,
     len: u64,
 ) -> Result<(), AccessError> {
-    decide(rxe, rkey, KeyUse::Remote, user, need, va, len).map(|_| ())
+    decide(rxe, &KeyAccess::remote(rkey, user, need, va), len).map(|_| ())
 }
 
 /// Executes an 8-byte atomic at `va` of `rkey` with `need` access
@@ -643,19 +612,12 @@ pub(crate) fn remote_atomic(
     op: impl FnOnce(u64) -> u64,
 ) -> Result<u64, AccessError> {
     let _guard = crate::rc::ATOMIC_LOCK.lock();
+    let word = KeyAccess::remote(rkey, user, need, va);
     let mut orig = [0u8; 8];
-    region_io(
-        rxe,
-        rkey,
-        KeyUse::Remote,
-        user,
-        need,
-        va,
-        Io::Read(&mut orig),
-    )?;
+    region_io(rxe, &word, Io::Read(&mut orig))?;
     let orig = u64::from_ne_bytes(orig);
     let new = op(orig).to_ne_bytes();
-    region_io(rxe, rkey, KeyUse::Remote, user, need, va, Io::Write(&new))?;
+    region_io(rxe, &word, Io::Write(&new))?;
     Ok(orig)
 }
 
