@@ -137,11 +137,15 @@ for driver in "$@"; do
         paste -d' ' <(echo "$ipi0") <(echo "$ipi1") |
             awk '{ n = NF / 2; l = "  " $1; for (i = 2; i <= n; i++) l = l " " ($(i + n) - $i); print l }'
         if [ -n "$roots" ]; then
-            # shellcheck disable=SC2086
             # The stacks are kept (compressed, beside this report) for
             # other questions than these: perf_roots.py reads them again.
-            perf script -i "$data" --kallsyms=/proc/kallsyms -F comm,tid,ip,sym,symoff 2>/dev/null |
-                tee >(gzip > "$out.stacks.gz") | python3 "$(dirname "$0")/perf_roots.py" $roots
+            # Written and compressed before the next step, so that the
+            # guest cannot shut down on a half-written file.
+            perf script -i "$data" --kallsyms=/proc/kallsyms -F comm,tid,ip,sym,symoff \
+                > "$out.stacks" 2>/dev/null
+            # shellcheck disable=SC2086
+            python3 "$(dirname "$0")/perf_roots.py" $roots < "$out.stacks"
+            gzip -f "$out.stacks"
         fi
     } > "$out"
     cat "$out"
