@@ -77,6 +77,13 @@ rootflags=rootflags=version=9p2000.L,trans=virtio,access=any,msize=524288,cache=
 # Spectre mitigations (retpoline thunks on every indirect call, RSB
 # filling on every context switch) are pure emulation cost. KASAN, lockdep
 # and kmemleak are unaffected.
+# tsc=reliable: the clocksource watchdog compares the TSC with the HPET
+# and, under TCG's uneven timing, marks the TSC unstable in some boots
+# and not others ("Marking clocksource tsc unstable due to frequency
+# skew", 12 to 19 s in); from then on every clock read in the guest
+# (perftest's gettimeofday, both drivers' ktime_get per packet) is an
+# emulated HPET access, and one boot's numbers were not comparable with
+# another's. TCG's TSC follows the host's clock on every vCPU: keep it.
 # log_buf_len: the suite checks the kernel log after every test from a
 # marker it writes before the test; the default 256 KiB could lose a long
 # test's beginning (and, at the end of the run, an early splat).
@@ -86,7 +93,7 @@ set +e
 nice -n "${RXE_VM_NICE:-0}" timeout --kill-after=30 "$timeout_s" "${hide_udev[@]}" "$VNG" --run "$kdir" --user root --disable-kvm \
     --cpus "${RXE_VM_CPUS:-2}" --memory "${RXE_VM_MEMORY:-3G}" \
     --rwdir "$logdir" --rodir="/usr/lib/systemd=$RXE_CACHE/empty" \
-    --append "no5lvl rcupdate.rcu_expedited=1 mitigations=off log_buf_len=16M $rootflags" --exec "$wrapper" ${RXE_VNG_OPTS:-} > "$logdir/console$sfx.log" 2>&1
+    --append "no5lvl rcupdate.rcu_expedited=1 mitigations=off tsc=reliable log_buf_len=16M $rootflags" --exec "$wrapper" ${RXE_VNG_OPTS:-} > "$logdir/console$sfx.log" 2>&1
 vm_rc=$?
 set -e
 
