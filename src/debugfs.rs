@@ -90,6 +90,10 @@ fn create_root() {
         (c"sent_zero_copy", &crate::rc::wire::SENT_ZERO_COPY),
         (c"sent_from_posting_cpu", &SENT_FROM_POSTING_CPU),
         (c"response_wakeups", &crate::rc::complete::RESPONSE_WAKEUPS),
+        (
+            c"replies_from_receive_cpu",
+            &crate::rc::respond::REPLIES_FROM_RECEIVE_CPU,
+        ),
     ];
     let mut files = KVec::new();
     for (name, counter) in Iterator::chain(drop_counters.into_iter(), totals) {

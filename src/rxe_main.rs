@@ -59,6 +59,10 @@ module! {
             default: true,
             description: "Send an RC QP's new requests from the CPU that posted them when all it sent is acknowledged (a ping-pong's next message), not from its transmit CPU",
         },
+        recv_cpu_reply: bool {
+            default: true,
+            description: "Send an RC QP's replies (ACKs, NAKs, atomic ACKs, a short READ response) from the CPU that received the request when none of the QP's packets is in flight, not from its transmit CPU",
+        },
     },
 }
 

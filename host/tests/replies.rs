@@ -170,3 +170,20 @@ fn a_replayed_read_replaces_what_is_queued_after_it() {
     let psns: Vec<u32> = drain(&mut q).iter().map(psn_of).collect();
     assert_eq!(psns, vec![11, 12, 13]);
 }
+
+#[test]
+fn packets_counts_what_each_waiting_reply_still_needs_sent() {
+    let mut q = ReplyQueue::<4>::new();
+    assert_eq!(q.packets(), 0);
+    assert!(q.push(ack(1)));
+    assert_eq!(q.packets(), 1);
+    // 3000 bytes at path MTU 1024: three READ response packets.
+    assert!(q.push(read(2, 3000)));
+    assert!(q.push(ack(5)));
+    assert_eq!(q.packets(), 5);
+    q.next_packet();
+    q.next_packet();
+    assert_eq!(q.packets(), 3, "the ACK and the READ's first packet went");
+    drain(&mut q);
+    assert_eq!(q.packets(), 0);
+}

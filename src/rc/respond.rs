@@ -28,6 +28,7 @@ use crate::{
         opcode::{OpFamily, Opcode},
         packet::{ExtHeaders, Packet},
         psn::Psn,
+        qp_attr::QpType,
         responder::{
             replies::{OnePacket, Reply, ReplyPacket},
             AccessError, MemoryTarget, PlaceTarget, ResponderAction, ResponderEnv,
@@ -40,6 +41,10 @@ use crate::{
         net::NetDevice,
         trace::{self, PsnVerdict, ResponderReply},
     },
+};
+use core::sync::atomic::{
+    AtomicU64,
+    Ordering::{Relaxed, SeqCst},
 };
 use kernel::prelude::*;
 
@@ -365,8 +370,51 @@ pub(crate) fn on_request(
         return;
     }
     if !inner.rc.replies.is_empty() {
-        super::transmit_or_kick(rxe, qp, inner, ndev, out, true, qp.body.tx_cpu());
+        let tx_cpu = qp.body.tx_cpu();
+        if may_reply_here(qp, inner, out, tx_cpu) {
+            REPLIES_FROM_RECEIVE_CPU.fetch_add(1, Relaxed);
+            send_replies(rxe, qp, inner, ndev, out);
+        } else {
+            super::transmit_or_kick(rxe, qp, inner, ndev, out, true, tx_cpu);
+        }
     }
+}
+
+/// Most reply packets the receive path sends from its own CPU
+/// ([`may_reply_here`]): a READ response of up to 16 KiB at path MTU 1024.
+const RECV_CPU_REPLY_MAX_PACKETS: u32 = 16;
+
+/// Replies sent from the CPU that received the request, not the QP's
+/// transmit CPU ([`may_reply_here`]; `rdma_rxe/replies_from_receive_cpu`
+/// in debugfs).
+pub(crate) static REPLIES_FROM_RECEIVE_CPU: AtomicU64 = AtomicU64::new(0);
+
+/// Whether the replies the QP owes may leave from this CPU, the one that
+/// received the request, although it is not the QP's transmit CPU
+/// (`tx_cpu`): none of the QP's packets is in flight (every one it handed
+/// to the stack was freed, so none waits in a backlog for these to
+/// overtake), and all of them fit in this call (at most
+/// [`RECV_CPU_REPLY_MAX_PACKETS`], within the in-host bound), so none is
+/// left for the transmit CPU to send while these may still wait here.
+/// Else they hop to the QP's reply work on its transmit CPU: a wake-up
+/// and a context switch there, on a CPU that in a ping-pong is busy with
+/// a poller, and in the profile of a 2-byte `ib_send_lat` (the ACK of
+/// every other message) the receive path's largest cost after the clock.
+///
+/// The requester's packets, another PSN space that the peer's responder
+/// orders on its own, keep their rules (`send::may_send_here`). Off
+/// with the `recv_cpu_reply` parameter.
+fn may_reply_here(qp: &RxeQp, inner: &QpInner, out: &Outbox, tx_cpu: u32) -> bool {
+    if !crate::module_parameters::recv_cpu_reply.value()
+        || qp.body.qp_type != QpType::Rc
+        || crate::sys::work::this_cpu() == tx_cpu
+        || out.len() != 0
+        || qp.body.tx_inflight.load(SeqCst) != 0
+    {
+        return false;
+    }
+    let packets = inner.rc.replies.packets();
+    packets <= RECV_CPU_REPLY_MAX_PACKETS && packets <= super::send::tx_room(qp, out)
 }
 
 /// The `rxe_resp_psn` event for request `req`, checked against

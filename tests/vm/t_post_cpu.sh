@@ -17,6 +17,14 @@
 # either side (a packet overtaking an earlier one of its QP). Then with
 # post_cpu_send=0 nothing is sent from the posting CPU.
 #
+#
+# Replies likewise (recv_cpu_reply): an ACK the receive path owes while
+# none of the QP's packets is in flight leaves from the CPU that received
+# the request, not after a hop to the transmit CPU; in the pinned
+# ping-pongs some must (rdma_rxe/replies_from_receive_cpu), again with no
+# sequence error, and a READ ping-pong (ib_read_lat, whose one-packet READ
+# responses go the same way) completes. With recv_cpu_reply=0 none does.
+#
 # Needs two vCPUs. The C driver sends from its QP's task: not run.
 . "$(dirname "$0")/lib.sh"
 
@@ -29,13 +37,15 @@ command -v ibv_rc_pingpong >/dev/null || fail "ibverbs-utils missing"
 command -v ib_write_bw >/dev/null || fail "perftest missing"
 
 here() { cat /sys/kernel/debug/rdma_rxe/sent_from_posting_cpu; }
+replies() { cat /sys/kernel/debug/rdma_rxe/replies_from_receive_cpu; }
 port=18800
 
 # pingpongs: the two pinned ping-pongs; sets moved (doorbells that sent
-# from the posting CPU meanwhile).
+# from the posting CPU meanwhile) and replied (replies sent from the
+# receiving CPU).
 pingpongs() {
-    local h0 e0 e1 cpu
-    h0=$(here)
+    local h0 r0 e0 e1 cpu
+    h0=$(here); r0=$(replies)
     e0=$(hw_counter rxe0 rcvd_seq_err); e1=$(hw_counter rxe1 rcvd_seq_err)
     for cpu in 0 1; do
         peer_pair "pingpong-cpu$cpu" taskset -c $((1 - cpu)) \
@@ -43,7 +53,7 @@ pingpongs() {
             taskset -c "$cpu" \
             ibv_rc_pingpong -d rxe0 -g "$g0" -p "$port" -c -s 4096 -m 1024 -n 300 10.0.0.2
     done
-    moved=$(( $(here) - h0 ))
+    moved=$(( $(here) - h0 )); replied=$(( $(replies) - r0 ))
     [ "$(hw_counter rxe0 rcvd_seq_err)" = "$e0" ] && [ "$(hw_counter rxe1 rcvd_seq_err)" = "$e1" ] ||
         fail "ping-pong: sequence errors: a packet overtook an earlier one of its QP"
 }
@@ -53,6 +63,17 @@ two_namespaces || fail "two-namespace set-up"
 pingpongs
 note "ping-pongs: $moved of 1200 SENDs sent from the posting CPU"
 [ "$moved" -ge 3 ] || fail "ping-pong: only $moved SENDs sent from the posting CPU, want at least 3"
+note "ping-pongs: $replied replies sent from the receiving CPU"
+[ "$replied" -ge 3 ] || fail "ping-pong: only $replied replies sent from the receiving CPU, want at least 3"
+h0=$(here); r0=$(replies); e0=$(hw_counter rxe0 rcvd_seq_err); e1=$(hw_counter rxe1 rcvd_seq_err)
+for cpu in 0 1; do
+    peer_pair "read-cpu$cpu" taskset -c $((1 - cpu)) \
+        ib_read_lat -d rxe1 -x "$g1" -p "$port" -F -s 2 -n 200 -- \
+        taskset -c "$cpu" ib_read_lat -d rxe0 -x "$g0" -p "$port" -F -s 2 -n 200 10.0.0.2
+done
+note "READ ping-pongs: $(( $(here) - h0 )) of 400 READs sent from the posting CPU, $(( $(replies) - r0 )) replies from the receiving CPU"
+[ "$(hw_counter rxe0 rcvd_seq_err)" = "$e0" ] && [ "$(hw_counter rxe1 rcvd_seq_err)" = "$e1" ] ||
+    fail "READ ping-pong: sequence errors"
 h0=$(here); e0=$(hw_counter rxe1 rcvd_seq_err)
 peer_pair stream ib_write_bw -d rxe1 -x "$g1" -p "$port" -F -s 65536 -n 200 -m 1024 -- \
     ib_write_bw -d rxe0 -x "$g0" -p "$port" -F -s 65536 -n 200 -m 1024 10.0.0.2
@@ -67,6 +88,13 @@ modprobe rdma_rxe post_cpu_send=0 || fail "modprobe post_cpu_send=0"
 two_namespaces || fail "two-namespace set-up"
 pingpongs
 [ "$moved" = 0 ] || fail "post_cpu_send=0: $moved SENDs sent from the posting CPU"
+two_namespaces_down
+rxe_unload || fail "unload"
+
+modprobe rdma_rxe recv_cpu_reply=0 || fail "modprobe recv_cpu_reply=0"
+two_namespaces || fail "two-namespace set-up"
+pingpongs
+[ "$replied" = 0 ] || fail "recv_cpu_reply=0: $replied replies sent from the receiving CPU"
 two_namespaces_down
 rxe_unload || fail "unload"
 echo "PASS"

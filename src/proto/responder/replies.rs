@@ -110,6 +110,18 @@ impl<const N: usize> ReplyQueue<N> {
         self.len
     }
 
+    /// Packets the waiting replies still need sent: one per ACK, NAK or
+    /// atomic ACK, and what each READ reply has left.
+    pub fn packets(&self) -> u32 {
+        (0..self.len)
+            .filter_map(|i| self.slots[(self.head + i) % N].as_ref())
+            .map(|reply| match reply {
+                Reply::One(_) => 1,
+                Reply::Read(read) => read.remaining_packets(),
+            })
+            .fold(0, u32::saturating_add)
+    }
+
     /// Queues `reply` behind the others. Returns `false` (and queues
     /// nothing) when the queue is full; the requester's retry recovers.
     pub fn push(&mut self, reply: Reply) -> bool {
