@@ -1,7 +1,8 @@
 //! What the requester still has to transmit (`Requester::unsent_packets`):
 //! the doorbell sends a QP's new requests from the posting CPU only when
-//! nothing sent is unacknowledged, all of them go out in that one call
-//! and none is a READ or an atomic (`Requester::unsent_awaits_reply`).
+//! nothing sent is unacknowledged and all of them go out in that one
+//! call (and, with `recv_cpu_reply` off, none is a READ or an atomic:
+//! `Requester::unsent_awaits_reply`).
 
 use rxe_proto::proto::aeth::{NakCode, Syndrome};
 use rxe_proto::proto::opcode::Position;
@@ -143,4 +144,29 @@ fn may_transmit_says_whether_a_transmit_step_sends() {
     assert!(req.may_transmit(), "the first READ's credit is back");
     assert_eq!(transmit(&mut req, 64), 1);
     assert!(!req.may_transmit(), "all three sent");
+}
+
+#[test]
+fn a_read_answered_by_its_only_response_leaves_nothing_unacknowledged() {
+    let mut req = requester();
+    req.post(read(1, 2), &mut |_| panic!()).unwrap();
+    assert_eq!(transmit(&mut req, 8), 1);
+    assert!(req.has_unacked());
+    let packet = ResponsePacket {
+        psn: Psn::new(100),
+        op: ResponseOp::ReadResponse(Position::Only),
+        syndrome: Some(Syndrome::ACK),
+        payload_len: 2,
+    };
+    let mut completed = false;
+    req.step(RequesterEvent::Response(packet), &mut |a| {
+        completed |= matches!(a, RequesterAction::Complete { .. });
+    });
+    assert!(completed, "the READ completes");
+    assert!(!req.has_unacked(), "nothing left unacknowledged");
+    assert!(!req.waiting_for_rnr() && !req.is_error());
+    // The next READ is one request packet, sendable at once.
+    req.post(read(2, 2), &mut |_| panic!()).unwrap();
+    assert_eq!(req.unsent_packets(), 1);
+    assert!(req.may_transmit());
 }

@@ -137,11 +137,12 @@ const POST_CPU_MAX_PACKETS: u32 = 16;
 /// all the packets the posted WQEs need go out in this call (at most
 /// [`POST_CPU_MAX_PACKETS`], within the flight cap and the in-host
 /// bound), so that none is left for the transmit CPU to send while
-/// these may still wait in this CPU's backlog; and none of them is a
-/// READ or an atomic, whose reply the responder would send from its
-/// transmit CPU after a hop there (a READ ping-pong measured slower so).
-/// The QP's replies, another PSN space, still leave from its transmit
-/// CPU. A ping-pong's next
+/// these may still wait in this CPU's backlog. A READ or an atomic too,
+/// unless `recv_cpu_reply` is off: a local responder then sends its
+/// reply from the CPU the request reached it on, this one, where before
+/// it hopped to its transmit CPU (a READ ping-pong measured slower with
+/// the hop than from the transmit CPU). The QP's own replies, another
+/// PSN space, follow `respond::may_reply_here`. A ping-pong's next
 /// message then leaves at once, from the CPU that posted it, instead of
 /// waking the transmit work on a CPU that may be busy with the peer's
 /// poller; a stream always has packets in flight and keeps to its
@@ -151,7 +152,7 @@ fn may_send_here(qp: &RxeQp, inner: &QpInner) -> bool {
     if !inner.rc.sending
         || !off_transmit_cpu(qp)
         || !all_acked(requester)
-        || requester.unsent_awaits_reply()
+        || (requester.unsent_awaits_reply() && !crate::module_parameters::recv_cpu_reply.value())
     {
         return false;
     }
