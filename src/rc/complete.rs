@@ -235,10 +235,7 @@ pub(crate) fn flush_rq(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
     // out of their ring (an SRQ's included) and this QP's to complete.
     // A flush that finds the CQ full is lost like any other completion
     // (the CQ raised its error event once).
-    for wqe in [inner.rc.recv.take(), inner.rc.next_recv.take()]
-        .into_iter()
-        .flatten()
-    {
+    for wqe in inner.rc.recv.take_both().into_iter().flatten() {
         let _ = super::post_recv_cqe(rxe, qp, &Cqe::flush(wqe.wr_id, qp.body.qpn), false, None);
     }
     inner.rc.recv_failed = None;

@@ -175,7 +175,7 @@ pub(crate) fn on_request(
         // are out: UD has no RNR NAK, so the datagram is dropped (counted)
         // and the WQE kept for the next one, by when the fault work has
         // brought the pages in.
-        inner.rc.next_recv = Some(wqe);
+        inner.rc.recv.put_back_next(wqe);
         crate::recv::DROPS
             .not_resident
             .fetch_add(1, core::sync::atomic::Ordering::Relaxed);

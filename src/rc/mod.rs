@@ -23,8 +23,7 @@ pub(crate) mod wire;
 use crate::{
     abi::values::access,
     abi::{
-        cq::KernelWcExtra, cqe::Completion as Cqe, recv_wqe::RecvWqe,
-        send_wqe::SendWqe as PostedWqe, values::WcStatus,
+        cq::KernelWcExtra, cqe::Completion as Cqe, send_wqe::SendWqe as PostedWqe, values::WcStatus,
     },
     counters::Counter,
     device::RxeDevice,
@@ -110,12 +109,12 @@ pub(crate) struct RcState {
     pub(crate) next_id: u64,
     /// SQ entries taken beyond the ring's consumer index.
     pub(crate) taken: u32,
-    /// The receive WQE the responder's look-ahead took out of the RQ/SRQ
-    /// for the message about to start (consumed in the same step; if the
-    /// QP fails first, it is this QP's to flush: no other QP can take it).
-    pub(crate) next_recv: Option<RecvWqe>,
-    /// The receive WQE a SEND (or WRITE with immediate) is filling.
-    pub(crate) recv: Option<RecvWqe>,
+    /// The receive WQEs the responder holds out of the RQ/SRQ: the one a
+    /// SEND (or WRITE with immediate) is filling, and the one its
+    /// look-ahead took for the message about to start (consumed in the
+    /// same step; if the QP fails first, it is this QP's to flush: no
+    /// other QP can take it).
+    pub(crate) recv: respond::RecvSlots,
     /// Placement into `recv` failed: it completes with this status.
     pub(crate) recv_failed: Option<WcStatus>,
     /// The request being handled failed the QP once its replies (its ACK)
@@ -196,8 +195,7 @@ impl RcState {
                 actions: Some(KVec::with_capacity(send::ACTIONS_MAX, GFP_KERNEL)?),
                 next_id: 0,
                 taken: 0,
-                next_recv: None,
-                recv: None,
+                recv: respond::RecvSlots::new(),
                 recv_failed: None,
                 fail_after_replies: false,
                 sending: false,
@@ -326,8 +324,7 @@ pub(crate) fn state_changed(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner, ol
             rc.last_wqe_raised = false;
             rc.taken = 0;
             rc.next_id = 0;
-            rc.next_recv = None;
-            rc.recv = None;
+            rc.recv.clear();
             rc.recv_failed = None;
             rc.replies.clear();
             for slot in rc.posted.iter_mut() {

@@ -58,7 +58,7 @@ struct Env<'a> {
     rq: &'a mut Option<WorkQueue>,
     next: &'a mut Option<RecvWqe>,
     /// The receive WQE of the message in progress (`RcState::recv`).
-    current: &'a Option<RecvWqe>,
+    current: Option<&'a RecvWqe>,
 }
 
 impl ResponderEnv for Env<'_> {
@@ -130,7 +130,7 @@ impl ResponderEnv for Env<'_> {
     fn resident(&mut self, target: &MemoryTarget) -> Result<bool, AccessError> {
         match *target {
             MemoryTarget::Receive { offset, len } => {
-                let Some(wqe) = self.next.as_ref().or(self.current.as_ref()) else {
+                let Some(wqe) = self.next.as_ref().or(self.current) else {
                     return Ok(true);
                 };
                 let pd = self.qp.ibqp.pd_id();
@@ -244,26 +244,107 @@ fn slot_wr_id<B: crate::abi::queue::SharedBuf + ?Sized>(buf: &B, off: usize) -> 
     u64::from_ne_bytes(b)
 }
 
-/// The receive WQE for the message now starting: the one the responder's
-/// look-ahead took, else the next one taken from the RQ/SRQ.
-pub(super) fn next_recv(qp: &RxeQp, inner: &mut QpInner) -> Option<RecvWqe> {
-    if inner.rc.next_recv.is_none() {
-        let QpInner { rq, rc, .. } = inner;
-        take_recv(qp, rq, &mut rc.next_recv);
-    }
-    inner.rc.next_recv.take()
+/// The receive WQEs an RC or UD QP's responder holds out of its RQ or
+/// SRQ: the one the message in progress fills (the current one) and the
+/// one the look-ahead took for the next message.
+///
+/// A WQE is over 500 bytes, and each move of one cost about a
+/// microsecond under TCG (`memcpy` of 536 bytes four times per received
+/// SEND in `rc::receive`, in a profile of `ib_send_lat` 2 B): the two
+/// stay where [`take_recv`] read them, and a message that starts makes
+/// the look-ahead's WQE current by flipping which slot is which.
+///
+/// # Invariants
+///
+/// `current` is 0 or 1; `slots[current]` is the current WQE,
+/// `slots[1 - current]` the look-ahead's.
+pub(crate) struct RecvSlots {
+    slots: [Option<RecvWqe>; 2],
+    current: usize,
 }
 
-/// Makes the receive WQE for the message now starting ([`next_recv`]'s)
+impl RecvSlots {
+    /// Neither WQE taken.
+    pub(crate) const fn new() -> Self {
+        RecvSlots {
+            slots: [None, None],
+            current: 0,
+        }
+    }
+
+    /// The WQE the message in progress fills.
+    pub(crate) fn current(&self) -> Option<&RecvWqe> {
+        self.slots[self.current].as_ref()
+    }
+
+    /// The look-ahead's slot, to read a WQE into, and the current WQE.
+    fn next_slot_and_current(&mut self) -> (&mut Option<RecvWqe>, Option<&RecvWqe>) {
+        let [a, b] = &mut self.slots;
+        if self.current == 0 {
+            (b, a.as_ref())
+        } else {
+            (a, b.as_ref())
+        }
+    }
+
+    /// The message in progress is done with its WQE.
+    pub(crate) fn finish_current(&mut self) {
+        self.slots[self.current] = None;
+    }
+
+    /// A message starts: the look-ahead's WQE, if it took one, becomes the
+    /// current one (the old current slot, empty by then, is the
+    /// look-ahead's now). Returns whether it had one.
+    fn start_from_next(&mut self) -> bool {
+        let next = 1 - self.current;
+        if self.slots[next].is_none() {
+            return false;
+        }
+        self.slots[self.current] = None;
+        self.current = next;
+        true
+    }
+
+    /// Puts back a WQE taken for the next message but not used (a UD
+    /// datagram dropped before its placement).
+    pub(crate) fn put_back_next(&mut self, wqe: RecvWqe) {
+        self.slots[1 - self.current] = Some(wqe);
+    }
+
+    /// Both WQEs, the current one first, taken out to be flushed.
+    pub(crate) fn take_both(&mut self) -> [Option<RecvWqe>; 2] {
+        let current = self.slots[self.current].take();
+        [current, self.slots[1 - self.current].take()]
+    }
+
+    /// Forgets both (QP reset).
+    pub(crate) fn clear(&mut self) {
+        self.slots = [None, None];
+        self.current = 0;
+    }
+}
+
+/// The receive WQE for the next message (a UD datagram, which needs it for
+/// this packet only): the one the look-ahead took, else the next one
+/// taken from the RQ/SRQ.
+pub(super) fn next_recv(qp: &RxeQp, inner: &mut QpInner) -> Option<RecvWqe> {
+    let QpInner { rq, rc, .. } = inner;
+    let (next, _) = rc.recv.next_slot_and_current();
+    if next.is_none() {
+        take_recv(qp, rq, next);
+    }
+    next.take()
+}
+
+/// Makes the receive WQE for the message now starting (the look-ahead's)
 /// the one it fills, taken straight into place when the look-ahead has
 /// none.
 fn start_recv(qp: &RxeQp, inner: &mut QpInner) {
     let QpInner { rq, rc, .. } = inner;
     let rc = &mut **rc;
-    if rc.next_recv.is_some() {
-        rc.recv = rc.next_recv.take();
-    } else {
-        take_recv(qp, rq, &mut rc.recv);
+    if !rc.recv.start_from_next() {
+        let current = rc.recv.current;
+        take_recv(qp, rq, &mut rc.recv.slots[current]);
     }
 }
 
@@ -305,17 +386,15 @@ pub(crate) fn on_request(
     {
         let QpInner { rq, rc, .. } = inner;
         let RcState {
-            responder,
-            next_recv,
-            recv,
-            ..
+            responder, recv, ..
         } = &mut **rc;
+        let (next, current) = recv.next_slot_and_current();
         let mut env = Env {
             rxe,
             qp,
             rq,
-            next: next_recv,
-            current: recv,
+            next,
+            current,
         };
         responder.step(&req, &mut env, &mut |a| {
             if let Some(slot) = actions.get_mut(n) {
@@ -603,7 +682,7 @@ fn run(
             };
             match target {
                 PlaceTarget::Receive { offset } => {
-                    let placed = match &inner.rc.recv {
+                    let placed = match inner.rc.recv.current() {
                         Some(wqe) => memory::scatter(rxe, pd, &wqe.sges, offset, data).is_ok(),
                         None => false,
                     };
@@ -628,10 +707,10 @@ fn run(
             status,
         } => {
             // Only the id is needed: the 536-byte WQE is not moved out.
-            let Some(wr_id) = inner.rc.recv.as_ref().map(|w| w.wr_id) else {
+            let Some(wr_id) = inner.rc.recv.current().map(|w| w.wr_id) else {
                 return;
             };
-            inner.rc.recv = None;
+            inner.rc.recv.finish_current();
             let mut failed = inner.rc.recv_failed.take();
             // SEND_WITH_INV: the named region is invalidated once the
             // message is placed, before its completion (rxe's `execute`).
