@@ -22,8 +22,11 @@
 # none of the QP's packets is in flight leaves from the CPU that received
 # the request, not after a hop to the transmit CPU; in the pinned
 # ping-pongs some must (rdma_rxe/replies_from_receive_cpu), again with no
-# sequence error, and a READ ping-pong (ib_read_lat, whose one-packet READ
-# responses go the same way) completes. With recv_cpu_reply=0 none does.
+# sequence error. READ ping-pongs (ib_read_lat 2 B, 4 runs of 200):
+# with recv_cpu_reply on a READ too leaves from the posting CPU, and its
+# one-packet response from the CPU it reached the responder on; some of
+# each must, with no sequence error. With recv_cpu_reply=0 no reply
+# does.
 #
 # Needs two vCPUs. The C driver sends from its QP's task: not run.
 . "$(dirname "$0")/lib.sh"
@@ -66,14 +69,23 @@ note "ping-pongs: $moved of 1200 SENDs sent from the posting CPU"
 note "ping-pongs: $replied replies sent from the receiving CPU"
 [ "$replied" -ge 3 ] || fail "ping-pong: only $replied replies sent from the receiving CPU, want at least 3"
 h0=$(here); r0=$(replies); e0=$(hw_counter rxe0 rcvd_seq_err); e1=$(hw_counter rxe1 rcvd_seq_err)
-for cpu in 0 1; do
-    peer_pair "read-cpu$cpu" taskset -c $((1 - cpu)) \
+# Only the client posts here, and a QP pair's transmit CPU follows its
+# QP numbers, which each run moves on (on both devices): with the
+# client on CPU 0, 0, 1, 1, whether a run's numbers keep the transmit
+# CPU or alternate it, some run has the client off it.
+i=0
+for cpu in 0 0 1 1; do
+    i=$((i + 1))
+    peer_pair "read-$i-cpu$cpu" taskset -c $((1 - cpu)) \
         ib_read_lat -d rxe1 -x "$g1" -p "$port" -F -s 2 -n 200 -- \
         taskset -c "$cpu" ib_read_lat -d rxe0 -x "$g0" -p "$port" -F -s 2 -n 200 10.0.0.2
 done
-note "READ ping-pongs: $(( $(here) - h0 )) of 400 READs sent from the posting CPU, $(( $(replies) - r0 )) replies from the receiving CPU"
+reads=$(( $(here) - h0 )); replied=$(( $(replies) - r0 ))
+note "READ ping-pongs: $reads of 800 READs sent from the posting CPU, $replied replies from the receiving CPU"
 [ "$(hw_counter rxe0 rcvd_seq_err)" = "$e0" ] && [ "$(hw_counter rxe1 rcvd_seq_err)" = "$e1" ] ||
     fail "READ ping-pong: sequence errors"
+[ "$reads" -ge 3 ] || fail "READ ping-pong: only $reads READs sent from the posting CPU, want at least 3"
+[ "$replied" -ge 3 ] || fail "READ ping-pong: only $replied READ responses sent from the receiving CPU, want at least 3"
 h0=$(here); e0=$(hw_counter rxe1 rcvd_seq_err)
 peer_pair stream ib_write_bw -d rxe1 -x "$g1" -p "$port" -F -s 65536 -n 200 -m 1024 -- \
     ib_write_bw -d rxe0 -x "$g0" -p "$port" -F -s 65536 -n 200 -m 1024 10.0.0.2
