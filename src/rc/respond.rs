@@ -474,7 +474,13 @@ pub(crate) static REPLIES_FROM_RECEIVE_CPU: AtomicU64 = AtomicU64::new(0);
 /// to the stack was freed, so none waits in a backlog for these to
 /// overtake), and all of them fit in this call (at most
 /// [`RECV_CPU_REPLY_MAX_PACKETS`], within the in-host bound), so none is
-/// left for the transmit CPU to send while these may still wait here.
+/// left for the transmit CPU to send while these may still wait here;
+/// and the QP's receive backlog is empty: a request its receive work
+/// processes (see `crate::recv`) is part of a stream spread over two
+/// CPUs, whose ACKs sent from there would bring their requester's
+/// processing of them to that CPU too, against its transmit work (64 KiB
+/// `ib_write_bw` and `ib_send_bw` measured 0.83x and 0.76x of the
+/// same boot's runs with `recv_cpu_reply=0` before this condition).
 /// Else they hop to the QP's reply work on its transmit CPU: a wake-up
 /// and a context switch there, on a CPU that in a ping-pong is busy with
 /// a poller, and in the profile of a 2-byte `ib_send_lat` (the ACK of
@@ -489,6 +495,7 @@ fn may_reply_here(qp: &RxeQp, inner: &QpInner, out: &Outbox, tx_cpu: u32) -> boo
         || crate::sys::work::this_cpu() == tx_cpu
         || out.len() != 0
         || qp.body.tx_inflight.load(SeqCst) != 0
+        || qp.body.rx_pending.load(SeqCst) != 0
     {
         return false;
     }
