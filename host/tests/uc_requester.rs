@@ -288,3 +288,35 @@ fn a_send_with_invalidate_on_uc_fails_the_qp_instead_of_vanishing() {
     );
     assert!(req.is_error());
 }
+
+#[test]
+fn a_read_on_uc_is_something_the_transmit_step_acts_on() {
+    // A UC QP's attributes carry no READ credits; the driver steps the
+    // requester only while `may_transmit` says yes, and it is the
+    // transmit step that fails the READ: without it the WQE would wait
+    // for ever.
+    let mut cfg = RequesterConfig::new(Mtu::MTU_256, Psn::new(100));
+    cfg.max_rd_atomic = 0;
+    let mut req: Requester<256> = Requester::new_unreliable(cfg);
+    post(
+        &mut req,
+        SendWqe {
+            id: 3,
+            op: WqeOp::Read {
+                va: MR_VA,
+                rkey: MR_RKEY,
+            },
+            length: 8,
+        },
+    );
+    assert!(req.may_transmit());
+    let a = req_step(&mut req, RequesterEvent::Transmit { budget: 8 });
+    assert_eq!(
+        completions(&a)
+            .iter()
+            .map(|c| (c.wqe_id, c.status))
+            .collect::<Vec<_>>(),
+        vec![(3, CompletionStatus::LocalQpOperationError)]
+    );
+    assert!(!req.may_transmit(), "failed: nothing more to do");
+}

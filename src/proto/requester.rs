@@ -748,6 +748,11 @@ impl<const N: usize> Requester<N> {
             return false;
         };
         let asks_reply = entry.wqe.op.is_read_or_atomic();
+        if self.unreliable && asks_reply {
+            // UC has no READ or atomic: the transmit step fails it (a UC
+            // QP has no READ credits, which would otherwise say no).
+            return true;
+        }
         if self.flight_full(self.flight_cap(), asks_reply) {
             return false;
         }
