@@ -287,6 +287,12 @@ impl RecvSlots {
         }
     }
 
+    /// The current WQE's slot, to read a WQE into when the look-ahead
+    /// took none.
+    fn current_slot(&mut self) -> &mut Option<RecvWqe> {
+        &mut self.slots[self.current]
+    }
+
     /// The message in progress is done with its WQE.
     pub(crate) fn finish_current(&mut self) {
         self.slots[self.current] = None;
@@ -343,8 +349,7 @@ fn start_recv(qp: &RxeQp, inner: &mut QpInner) {
     let QpInner { rq, rc, .. } = inner;
     let rc = &mut **rc;
     if !rc.recv.start_from_next() {
-        let current = rc.recv.current;
-        take_recv(qp, rq, &mut rc.recv.slots[current]);
+        take_recv(qp, rq, rc.recv.current_slot());
     }
 }
 
