@@ -350,12 +350,13 @@ pub(crate) fn state_changed(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner, ol
 
 /// Transmits what the QP has to send (responder replies, then requester
 /// packets) if this is the QP's transmit CPU, `tx_cpu` (the caller's
-/// lookup of [`crate::qp::QpBody::tx_cpu`]); else queues the QP's
-/// transmit work there. Every packet of a QP thus leaves from one CPU, in
-/// order: packets sent from two CPUs at once reach a local receiver
-/// through two per-CPU backlogs and arrive out of order, which RC answers
-/// with go-back-N. (The one exception, the doorbell of an RC QP with
-/// nothing unacknowledged, is `send::may_send_here`'s.)
+/// lookup of [`crate::qp::QpBody::tx_cpu`]); else has `out` queue the
+/// QP's transmit work there once sent, the QP lock let go. Every packet
+/// of a QP thus leaves from one CPU, in order: packets sent from two
+/// CPUs at once reach a local receiver through two per-CPU backlogs and
+/// arrive out of order, which RC answers with go-back-N. (The one
+/// exception, the doorbell of an RC QP with nothing unacknowledged, is
+/// `send::may_send_here`'s.)
 ///
 /// `received`: called on the receive path (softirq, or the QP's receive
 /// work), whose replies and window updates a softirq on the transmit CPU
@@ -376,9 +377,9 @@ pub(crate) fn transmit_or_kick(
         respond::send_replies(rxe, qp, inner, ndev, out);
         send::pump(rxe, qp, inner, ndev, out);
     } else if received {
-        qp.body.reply_work.queue_on_highpri(tx_cpu);
+        out.queue_reply_work(tx_cpu);
     } else {
-        qp.body.tx_work.queue_on(tx_cpu);
+        out.queue_tx_work(tx_cpu);
     }
 }
 
