@@ -211,6 +211,14 @@ pub(crate) fn pump(
         return;
     }
     take_wqes(rxe, qp, inner);
+    if inner.rc.requester.may_transmit() {
+        // Room for what the posted WQEs need, as far as the QP may put in
+        // flight now.
+        let unsent = inner.rc.requester.unsent_packets() as usize;
+        let in_flight = qp.body.tx_inflight.load(Relaxed) as usize + out.len();
+        let room = (qp.body.tx_inflight_high() as usize).saturating_sub(in_flight);
+        out.reserve(unsent.min(room));
+    }
     // Each round emits at most TX_BUDGET packets; stop when a round emits
     // none (window closed, nothing left) or the QP failed, or before a
     // round that could emit none: such a step changes nothing, and would
