@@ -26,7 +26,9 @@
 # with recv_cpu_reply on a READ too leaves from the posting CPU, and its
 # one-packet response from the CPU it reached the responder on; some of
 # each must, with no sequence error. With recv_cpu_reply=0 no reply
-# does.
+# does, and no READ leaves from the posting CPU (its response would
+# then leave from the CPU the READ reached the responder on, and the
+# requester keeps READs on the transmit CPU).
 #
 # Needs two vCPUs. The C driver sends from its QP's task: not run.
 . "$(dirname "$0")/lib.sh"
@@ -61,6 +63,28 @@ pingpongs() {
         fail "ping-pong: sequence errors: a packet overtook an earlier one of its QP"
 }
 
+# read_pingpongs: four pinned READ ping-pongs (ib_read_lat 2 B, 200
+# each); sets reads (READs sent from the posting CPU meanwhile) and
+# replied (replies sent from the receiving CPU). Only the client posts
+# here, and a QP pair's transmit CPU follows its QP numbers, which each
+# run moves on (on both devices): with the client on CPU 0, 0, 1, 1,
+# whether a run's numbers keep the transmit CPU or alternate it, some
+# run has the client off it.
+read_pingpongs() {
+    local h0 r0 e0 e1 cpu i=0
+    h0=$(here); r0=$(replies)
+    e0=$(hw_counter rxe0 rcvd_seq_err); e1=$(hw_counter rxe1 rcvd_seq_err)
+    for cpu in 0 0 1 1; do
+        i=$((i + 1))
+        peer_pair "read-$i-cpu$cpu" taskset -c $((1 - cpu)) \
+            ib_read_lat -d rxe1 -x "$g1" -p "$port" -F -s 2 -n 200 -- \
+            taskset -c "$cpu" ib_read_lat -d rxe0 -x "$g0" -p "$port" -F -s 2 -n 200 10.0.0.2
+    done
+    reads=$(( $(here) - h0 )); replied=$(( $(replies) - r0 ))
+    [ "$(hw_counter rxe0 rcvd_seq_err)" = "$e0" ] && [ "$(hw_counter rxe1 rcvd_seq_err)" = "$e1" ] ||
+        fail "READ ping-pong: sequence errors"
+}
+
 rxe_load || fail "modprobe"
 two_namespaces || fail "two-namespace set-up"
 pingpongs
@@ -68,22 +92,8 @@ note "ping-pongs: $moved of 1200 SENDs sent from the posting CPU"
 [ "$moved" -ge 3 ] || fail "ping-pong: only $moved SENDs sent from the posting CPU, want at least 3"
 note "ping-pongs: $replied replies sent from the receiving CPU"
 [ "$replied" -ge 3 ] || fail "ping-pong: only $replied replies sent from the receiving CPU, want at least 3"
-h0=$(here); r0=$(replies); e0=$(hw_counter rxe0 rcvd_seq_err); e1=$(hw_counter rxe1 rcvd_seq_err)
-# Only the client posts here, and a QP pair's transmit CPU follows its
-# QP numbers, which each run moves on (on both devices): with the
-# client on CPU 0, 0, 1, 1, whether a run's numbers keep the transmit
-# CPU or alternate it, some run has the client off it.
-i=0
-for cpu in 0 0 1 1; do
-    i=$((i + 1))
-    peer_pair "read-$i-cpu$cpu" taskset -c $((1 - cpu)) \
-        ib_read_lat -d rxe1 -x "$g1" -p "$port" -F -s 2 -n 200 -- \
-        taskset -c "$cpu" ib_read_lat -d rxe0 -x "$g0" -p "$port" -F -s 2 -n 200 10.0.0.2
-done
-reads=$(( $(here) - h0 )); replied=$(( $(replies) - r0 ))
+read_pingpongs
 note "READ ping-pongs: $reads of 800 READs sent from the posting CPU, $replied replies from the receiving CPU"
-[ "$(hw_counter rxe0 rcvd_seq_err)" = "$e0" ] && [ "$(hw_counter rxe1 rcvd_seq_err)" = "$e1" ] ||
-    fail "READ ping-pong: sequence errors"
 [ "$reads" -ge 3 ] || fail "READ ping-pong: only $reads READs sent from the posting CPU, want at least 3"
 [ "$replied" -ge 3 ] || fail "READ ping-pong: only $replied READ responses sent from the receiving CPU, want at least 3"
 h0=$(here); e0=$(hw_counter rxe1 rcvd_seq_err)
@@ -107,6 +117,10 @@ modprobe rdma_rxe recv_cpu_reply=0 || fail "modprobe recv_cpu_reply=0"
 two_namespaces || fail "two-namespace set-up"
 pingpongs
 [ "$replied" = 0 ] || fail "recv_cpu_reply=0: $replied replies sent from the receiving CPU"
+read_pingpongs
+note "recv_cpu_reply=0, READ ping-pongs: $reads READs sent from the posting CPU, $replied replies from the receiving CPU"
+[ "$reads" = 0 ] || fail "recv_cpu_reply=0: $reads READs sent from the posting CPU, want none"
+[ "$replied" = 0 ] || fail "recv_cpu_reply=0: $replied READ responses sent from the receiving CPU"
 two_namespaces_down
 rxe_unload || fail "unload"
 echo "PASS"
