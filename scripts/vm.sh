@@ -87,13 +87,21 @@ rootflags=rootflags=version=9p2000.L,trans=virtio,access=any,msize=524288,cache=
 # log_buf_len: the suite checks the kernel log after every test from a
 # marker it writes before the test; the default 256 KiB could lose a long
 # test's beginning (and, at the end of the run, an early splat).
+# --verbose (virtme's --show-boot-console) with loglevel=5 (not its 7):
+# the kernel's console (warnings, oopses, a panic) goes to console.log,
+# which is all that is left of a guest that died (virtme-ng's script
+# mode otherwise sends it to /dev/null: a production guest that died in
+# one CI run, vng exit 255, left an empty console log and no reason);
+# informational messages stay in the kernel log only, the serial console
+# being slow under TCG.
 
 timeout_s=${RXE_VM_TIMEOUT:-5200}
 set +e
 nice -n "${RXE_VM_NICE:-0}" timeout --kill-after=30 "$timeout_s" "${hide_udev[@]}" "$VNG" --run "$kdir" --user root --disable-kvm \
     --cpus "${RXE_VM_CPUS:-2}" --memory "${RXE_VM_MEMORY:-3G}" \
     --rwdir "$logdir" --rodir="/usr/lib/systemd=$RXE_CACHE/empty" \
-    --append "no5lvl rcupdate.rcu_expedited=1 mitigations=off tsc=reliable log_buf_len=16M $rootflags" --exec "$wrapper" ${RXE_VNG_OPTS:-} > "$logdir/console$sfx.log" 2>&1
+    --verbose \
+    --append "no5lvl rcupdate.rcu_expedited=1 mitigations=off tsc=reliable log_buf_len=16M loglevel=5 $rootflags" --exec "$wrapper" ${RXE_VNG_OPTS:-} > "$logdir/console$sfx.log" 2>&1
 vm_rc=$?
 set -e
 
