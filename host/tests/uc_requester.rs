@@ -22,6 +22,17 @@ fn uc_requester() -> Requester<256> {
     Requester::new_unreliable(cfg)
 }
 
+fn read(id: u64, len: u32) -> SendWqe {
+    SendWqe {
+        id,
+        op: WqeOp::Read {
+            va: MR_VA,
+            rkey: MR_RKEY,
+        },
+        length: len,
+    }
+}
+
 fn send(id: u64, len: u32) -> SendWqe {
     SendWqe {
         id,
@@ -171,17 +182,7 @@ fn timers_and_responses_change_nothing() {
 #[test]
 fn a_read_on_uc_fails_the_qp_with_a_local_qp_operation_error() {
     let mut req = uc_requester();
-    post(
-        &mut req,
-        SendWqe {
-            id: 3,
-            op: WqeOp::Read {
-                va: MR_VA,
-                rkey: MR_RKEY,
-            },
-            length: 8,
-        },
-    );
+    post(&mut req, read(3, 8));
     post(&mut req, send(4, 8));
     let a = req_step(&mut req, RequesterEvent::Transmit { budget: 8 });
     assert!(transmits(&a).is_empty());
@@ -298,17 +299,7 @@ fn a_read_on_uc_is_something_the_transmit_step_acts_on() {
     let mut cfg = RequesterConfig::new(Mtu::MTU_256, Psn::new(100));
     cfg.max_rd_atomic = 0;
     let mut req: Requester<256> = Requester::new_unreliable(cfg);
-    post(
-        &mut req,
-        SendWqe {
-            id: 3,
-            op: WqeOp::Read {
-                va: MR_VA,
-                rkey: MR_RKEY,
-            },
-            length: 8,
-        },
-    );
+    post(&mut req, read(3, 8));
     assert!(req.may_transmit());
     let a = req_step(&mut req, RequesterEvent::Transmit { budget: 8 });
     assert_eq!(
