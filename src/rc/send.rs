@@ -214,10 +214,8 @@ pub(crate) fn pump(
     if inner.rc.requester.may_transmit() {
         // Room for what the posted WQEs need, as far as the QP may put in
         // flight now.
-        let unsent = inner.rc.requester.unsent_packets() as usize;
-        let in_flight = qp.body.tx_inflight.load(Relaxed) as usize + out.len();
-        let room = (qp.body.tx_inflight_high() as usize).saturating_sub(in_flight);
-        out.reserve(unsent.min(room));
+        let unsent = inner.rc.requester.unsent_packets();
+        out.reserve(unsent.min(room_now(qp, out)) as usize);
     }
     // Each round emits at most TX_BUDGET packets; stop when a round emits
     // none (window closed, nothing left) or the QP failed, or before a
@@ -250,6 +248,13 @@ pub(crate) fn pump(
     }
 }
 
+/// [`tx_room`] as it stands, without marking the QP blocked at none.
+fn room_now(qp: &RxeQp, out: &Outbox) -> u32 {
+    let queued = u32::try_from(out.len()).unwrap_or(u32::MAX);
+    let in_flight = qp.body.tx_inflight.load(SeqCst).saturating_add(queued);
+    qp.body.tx_inflight_high().saturating_sub(in_flight)
+}
+
 /// How many more packets the QP may put in flight (counting those in `out`,
 /// about to be sent). At none the requester stops and marks itself
 /// blocked; the packet whose release brings the count below
@@ -260,7 +265,7 @@ pub(super) fn tx_room(qp: &RxeQp, out: &Outbox) -> u32 {
     let queued = u32::try_from(out.len()).unwrap_or(u32::MAX);
     let used = |inflight: u32| inflight.saturating_add(queued);
     let high = body.tx_inflight_high();
-    let room = high.saturating_sub(used(body.tx_inflight.load(SeqCst)));
+    let room = room_now(qp, out);
     if room > 0 {
         return room;
     }
