@@ -94,6 +94,7 @@ fn create_root() {
             c"replies_from_receive_cpu",
             &crate::rc::respond::REPLIES_FROM_RECEIVE_CPU,
         ),
+        (c"replies_relayed", &crate::rc::relay::REPLIES_RELAYED),
     ];
     let mut files = KVec::new();
     for (name, counter) in Iterator::chain(drop_counters.into_iter(), totals) {

@@ -53,7 +53,7 @@ use crate::{
     },
     verbs,
 };
-use crate::{new_spinlock_bh, sys::lock::SpinLockBh};
+use crate::{new_spinlock_bh, rc::wire::Outbox, sys::lock::SpinLockBh};
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
 use kernel::{
     new_spinlock_irq,
@@ -146,6 +146,17 @@ pub(crate) struct QpBody {
     /// [`crate::rc::transmit_or_kick`]).
     #[pin]
     pub(crate) reply_work: TxWork,
+    /// Reply packets the receive work built for the reply work to send
+    /// (`crate::rc::relay`); taken after `state` when both are.
+    #[pin]
+    pub(crate) relay: SpinLockBh<Outbox>,
+    /// The reply work was queued for the requester too (a response let it
+    /// send), not only for the responder's replies (`crate::rc::relay`).
+    pub(crate) reply_pump_wanted: AtomicBool,
+    /// `rx_work` is processing the backlog (`crate::rc::relay`).
+    pub(crate) rx_working: AtomicBool,
+    /// The reply work left the replies to `rx_work` (`crate::rc::relay`).
+    pub(crate) relay_wanted: AtomicBool,
     /// Received datagrams left for `rx_work` (receive spreading, see
     /// `crate::recv`).
     #[pin]
@@ -480,6 +491,10 @@ pub(crate) fn create(
         tx_to_host: AtomicBool::new(false),
         all_acked: AtomicBool::new(false),
         reply_work <- TxWork::new::<RxeQp, REPLY_WORK>(),
+        relay <- new_spinlock_bh!(Outbox::new(), "RxeQp::relay"),
+        reply_pump_wanted: AtomicBool::new(false),
+        rx_working: AtomicBool::new(false),
+        relay_wanted: AtomicBool::new(false),
         rx_backlog <- RxBacklog::new(),
         rx_work <- TxWork::new::<RxeQp, RX_WORK>(),
         rx_pending: AtomicU32::new(0),
@@ -730,7 +745,7 @@ impl WorkHandler for RxeQp {
 
 impl WorkHandler<REPLY_WORK> for RxeQp {
     fn run(&self) {
-        self.transmit_from_work();
+        crate::rc::relay::reply_work(self);
     }
 }
 

@@ -31,7 +31,7 @@ use crate::{
         qp_attr::Network,
     },
     qp::RxeQp,
-    rc::wire::KernelCrc32,
+    rc::{relay, wire::KernelCrc32},
     sys::{
         net::NetDevice,
         skb::{RxDatagram, RxHandler, RxPayload},
@@ -317,8 +317,10 @@ fn spread<'a>(
 /// each datagram with bottom halves off as in the softirq it came from.
 pub(crate) fn process_backlog(qp: &RxeQp) {
     let rxe = qp.ibqp.device();
+    relay::rx_work_started(qp);
     for _ in 0..BACKLOG_BUDGET {
         let Some(queued) = qp.body.rx_backlog.pop() else {
+            relay::rx_work_done(qp);
             // A datagram counted and not yet pushed (its receive path,
             // with bottom halves off on another CPU, is between the two),
             // which did not queue this work: run again for it.
@@ -331,12 +333,15 @@ pub(crate) fn process_backlog(qp: &RxeQp) {
             if let Some(ndev) = rxe.ib.netdev_bh(bh) {
                 let (ip, udp, roce) = queued.parts();
                 deliver(rxe, ndev, ip, &udp, roce_bytes(roce), Some(qp));
+                // The replies the reply work left to this work, if it did.
+                relay::after_packet(rxe, qp, ndev);
             }
         });
         drop(queued);
         // Only now may the QP's next datagram be processed elsewhere.
         backlog_done(qp, 1);
     }
+    relay::rx_work_done(qp);
     // A budget's worth done: the rest, if any, in the next run (a
     // datagram pushed while this one ran has queued the work already).
     if qp.body.rx_pending.load(Ordering::SeqCst) > 0 {

@@ -87,6 +87,9 @@ pub(crate) fn on_response(
         // use, and a wake-up for each of them took the QP lock on the
         // transmit CPU while this CPU placed the next one.
         RESPONSE_WAKEUPS.fetch_add(1, Relaxed);
+        // The reply work must take the QP lock and pump, not leave the
+        // replies to a busy receive work (`super::relay`).
+        qp.body.reply_pump_wanted.store(true, Relaxed);
         super::transmit_or_kick(rxe, qp, inner, ndev, out, true, tx_cpu);
     }
 }

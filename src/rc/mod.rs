@@ -16,6 +16,7 @@ pub(crate) mod complete;
 pub(crate) mod datagram;
 pub(crate) mod memory;
 pub(crate) mod post;
+pub(crate) mod relay;
 pub(crate) mod respond;
 pub(crate) mod send;
 pub(crate) mod wire;
@@ -327,6 +328,7 @@ pub(crate) fn state_changed(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner, ol
             rc.recv.clear();
             rc.recv_failed = None;
             rc.replies.clear();
+            relay::clear(qp);
             for slot in rc.posted.iter_mut() {
                 slot.live = false;
             }
@@ -374,6 +376,7 @@ pub(crate) fn transmit_or_kick(
     tx_cpu: u32,
 ) {
     if crate::sys::work::this_cpu() == tx_cpu {
+        relay::take_relayed(qp, out);
         respond::send_replies(rxe, qp, inner, ndev, out);
         send::pump(rxe, qp, inner, ndev, out);
     } else if received {
@@ -420,6 +423,7 @@ pub(crate) fn transmit(rxe: &RxeDevice, qp: &RxeQp, ndev: &crate::sys::net::NetD
         if inner.attrs.state == QpState::Err {
             complete::flush_sq(rxe, qp, inner);
         } else {
+            relay::take_relayed(qp, &mut out);
             respond::send_replies(rxe, qp, inner, ndev, &mut out);
             send::pump(rxe, qp, inner, ndev, &mut out);
         }
@@ -444,7 +448,7 @@ pub(crate) fn send_owed_acks(rxe: &RxeDevice, qp: &RxeQp) {
             let mut guard = qp.body.state.lock();
             let inner = &mut *guard;
             if inner.rc.receiving {
-                respond::send_final_replies(rxe, inner, &ndev, &mut out);
+                respond::send_final_replies(rxe, qp, inner, &ndev, &mut out);
             }
             inner.rc.replies.clear();
         }

@@ -449,7 +449,7 @@ pub(crate) fn on_request(
         }
     }
     if core::mem::take(&mut inner.rc.fail_after_replies) && inner.rc.receiving {
-        send_final_replies(rxe, inner, ndev, out);
+        send_final_replies(rxe, qp, inner, ndev, out);
         super::complete::enter_error(rxe, qp, inner);
         return;
     }
@@ -501,6 +501,7 @@ fn may_reply_here(qp: &RxeQp, inner: &QpInner, out: &Outbox, tx_cpu: u32) -> boo
         || out.len() != 0
         || qp.body.tx_inflight.load(SeqCst) != 0
         || qp.body.rx_pending.load(SeqCst) != 0
+        || super::relay::relay_pending(qp)
     {
         return false;
     }
@@ -571,12 +572,15 @@ pub(crate) fn send_replies(
 /// progress when its QP fails: a QP in ERROR owes no data, and a READ of
 /// gigabytes must not be built here, with bottom halves off and the QP lock
 /// held. One packet at most per queued reply, so bounded by the queue.
+/// Behind what the receive work relayed (`super::relay`), in order.
 pub(super) fn send_final_replies(
     rxe: &RxeDevice,
+    qp: &RxeQp,
     inner: &mut QpInner,
     ndev: &NetDevice,
     out: &mut Outbox,
 ) {
+    super::relay::take_relayed(qp, out);
     while let Some(packet) = inner.rc.replies.next_packet() {
         match packet {
             ReplyPacket::One(one) => emit_one(rxe, inner, ndev, out, one),
@@ -774,7 +778,7 @@ fn run(
         // Counted from the responder's counters in `on_request`.
         ResponderAction::Drop { .. } => {}
         ResponderAction::EnterError { .. } => {
-            send_final_replies(rxe, inner, ndev, out);
+            send_final_replies(rxe, qp, inner, ndev, out);
             super::complete::enter_error(rxe, qp, inner);
         }
     }

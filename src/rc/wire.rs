@@ -163,6 +163,17 @@ impl Outbox {
         }
     }
 
+    /// Moves every packet `from` holds behind those held here, in order
+    /// (`from` keeps its timer changes and work to queue).
+    pub(crate) fn take_packets(&mut self, from: &mut Outbox) {
+        self.lost += core::mem::take(&mut from.lost);
+        let first = from.first.take();
+        let rest = from.packets.take();
+        for skb in Iterator::chain(first.into_iter(), rest.into_iter().flatten()) {
+            self.push(skb);
+        }
+    }
+
     fn push(&mut self, skb: TxSkb) {
         if self.first.is_none() {
             // Nothing queued yet (`packets` fills only after `first`).

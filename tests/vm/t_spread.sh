@@ -20,6 +20,12 @@
 # packets are received on the sending QP's transmit CPU) a ping-pong of
 # 1 MiB SENDs is spread as between namespaces, in order, and 16 QPs
 # stream 64 KiB WRITEs with every packet received, none refused.
+# The receiving QPs' reply work, woken for their ACKs while their
+# receive work holds the QP lock packet after packet, leaves the ACKs
+# to that work, which builds them for the reply work to send
+# (rdma_rxe/replies_relayed): at least once in the traffic between
+# namespaces; with reply_relay=0 never, a 1 MiB SEND ping-pong passing
+# its data check all the same.
 # Then with rx_spread=0 nothing is spread.
 #
 # Needs two vCPUs (one CPU is every QP's receive CPU: nothing to spread).
@@ -46,6 +52,7 @@ traffic() {
     rs0=$(hw_counter rxe1 sent_pkts); rr0=$(hw_counter rxe0 rcvd_pkts)
     books=$(rxe_counts)
     d0=$(debug rcvd_spread); w0=$(debug rcvd_spread_wakeups); f0=$(debug rcvd_drop_backlog_full)
+    rl0=$(debug replies_relayed)
     e0=$(hw_counter rxe0 rcvd_seq_err); e1=$(hw_counter rxe1 rcvd_seq_err)
     peer_pair "$label-pingpong" ibv_rc_pingpong -d rxe1 -g "$g1" -p "$port" -c -s 1048576 -m 1024 -n 4 -- \
         ibv_rc_pingpong -d rxe0 -g "$g0" -p "$port" -c -s 1048576 -m 1024 -n 4 10.0.0.2
@@ -62,11 +69,13 @@ traffic() {
     sent=$(( $(hw_counter rxe0 sent_pkts) - s0 )); rcvd=$(( $(hw_counter rxe1 rcvd_pkts) - r0 ))
     r_sent=$(( $(hw_counter rxe1 sent_pkts) - rs0 )); r_rcvd=$(( $(hw_counter rxe0 rcvd_pkts) - rr0 ))
     spread=$(( $(debug rcvd_spread) - d0 )); wakeups=$(( $(debug rcvd_spread_wakeups) - w0 ))
+    relayed=$(( $(debug replies_relayed) - rl0 ))
     # pingpong: 4 round trips, a 1024-packet message each way; read: 32
     # messages of 64 packets, all but the first 64 packets.
     data=$(( 4 * 2 * (1024 - 64) + 32 * 64 - 64 ))
     note "$label: rxe0 sent $sent packets, rxe1 received $rcvd; rxe1 sent $r_sent," \
-        "rxe0 received $r_rcvd; $spread spread, with $wakeups receive work wake-ups"
+        "rxe0 received $r_rcvd; $spread spread, with $wakeups receive work wake-ups;" \
+        "replies relayed $relayed times"
     # Only a datagram with none ahead of it in its backlog queues the
     # receive work, and the work drains every datagram queued meanwhile:
     # a stream of them wakes it far less often than once per datagram
@@ -84,6 +93,7 @@ rxe_load || fail "modprobe"
 two_namespaces || fail "two-namespace set-up"
 traffic spread
 [ "$spread" -ge "$data" ] || fail "only $spread of at least $data data packets spread"
+[ "$relayed" -ge 1 ] || fail "no reply relayed from the receive work"
 
 # A READ stream's replies are spread wherever its client runs: four runs
 # of 64 READs of 64 KiB, the client pinned to CPU 0 twice, then to CPU 1
@@ -175,6 +185,17 @@ note "loopback, 16 QPs: rxe0 sent and received $(( $(hw_counter rxe0 sent_pkts) 
 [ "$(hw_counter rxe0 send_err)" = "$x0" ] || fail "loopback, 16 QPs: $(( $(hw_counter rxe0 send_err) - x0 )) send errors"
 [ "$(hw_counter rxe0 rcvd_seq_err)" = "$e0" ] || fail "loopback, 16 QPs: sequence errors"
 [ "$(debug rcvd_drop_backlog_full)" = "$f0" ] || fail "loopback, 16 QPs: a receive backlog overflowed"
+two_namespaces_down
+rxe_unload || fail "unload"
+
+modprobe rdma_rxe reply_relay=0 || fail "modprobe reply_relay=0"
+two_namespaces || fail "two-namespace set-up"
+rl0=$(debug replies_relayed); d0=$(debug rcvd_spread)
+peer_pair no-relay ibv_rc_pingpong -d rxe1 -g "$g1" -p "$port" -c -s 1048576 -m 1024 -n 4 -- \
+    ibv_rc_pingpong -d rxe0 -g "$g0" -p "$port" -c -s 1048576 -m 1024 -n 4 10.0.0.2
+[ $(( $(debug rcvd_spread) - d0 )) -gt 0 ] || fail "reply_relay=0: nothing spread"
+[ "$(debug replies_relayed)" = "$rl0" ] ||
+    fail "reply_relay=0: replies relayed $(( $(debug replies_relayed) - rl0 )) times"
 two_namespaces_down
 rxe_unload || fail "unload"
 
