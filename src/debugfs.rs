@@ -96,6 +96,7 @@ fn create_root() {
             &crate::rc::respond::REPLIES_FROM_RECEIVE_CPU,
         ),
         (c"replies_relayed", &crate::rc::relay::REPLIES_RELAYED),
+        (c"rcvd_icrc_omitted", &recv::ICRC_OMITTED),
     ];
     let mut files = KVec::new();
     for (name, counter) in Iterator::chain(drop_counters.into_iter(), totals) {

@@ -30,10 +30,16 @@ const RULES_TEXT_MAX: usize = 4096;
 pub(crate) struct HeldPacket {
     bytes: KVec<u8>,
     ip_len: usize,
+    icrc_omitted: bool,
 }
 
 impl HeldPacket {
-    fn copy(ip: &[u8], udp: &[u8; 8], roce: RoceBytes<'_>) -> Result<HeldPacket> {
+    fn copy(
+        ip: &[u8],
+        udp: &[u8; 8],
+        roce: RoceBytes<'_>,
+        icrc_omitted: bool,
+    ) -> Result<HeldPacket> {
         let mut bytes = KVec::with_capacity(ip.len() + udp.len() + roce.len(), GFP_ATOMIC)?;
         bytes.extend_from_slice(ip, GFP_ATOMIC)?;
         bytes.extend_from_slice(udp, GFP_ATOMIC)?;
@@ -43,7 +49,14 @@ impl HeldPacket {
         Ok(HeldPacket {
             bytes,
             ip_len: ip.len(),
+            icrc_omitted,
         })
+    }
+
+    /// A packet of the driver's loopback path built without its ICRC
+    /// (`crate::sys::skb::RxPayload::icrc_omitted`).
+    pub(crate) fn icrc_omitted(&self) -> bool {
+        self.icrc_omitted
     }
 
     /// The IP header, UDP header and RoCE packet.
@@ -100,8 +113,15 @@ impl FaultInjector {
 
     /// Holds a received packet back for `packets` more receptions. `false`
     /// if it cannot be held (line full, no memory): the caller delivers it.
-    pub(crate) fn hold(&self, ip: &[u8], udp: &[u8; 8], roce: RoceBytes<'_>, packets: u32) -> bool {
-        let Ok(held) = HeldPacket::copy(ip, udp, roce) else {
+    pub(crate) fn hold(
+        &self,
+        ip: &[u8],
+        udp: &[u8; 8],
+        roce: RoceBytes<'_>,
+        icrc_omitted: bool,
+        packets: u32,
+    ) -> bool {
+        let Ok(held) = HeldPacket::copy(ip, udp, roce, icrc_omitted) else {
             return false;
         };
         self.state.lock().held.hold(held, packets).is_ok()

@@ -81,6 +81,11 @@ pub(crate) static SPREAD_WAKEUPS: AtomicU64 = AtomicU64::new(0);
 /// `rdma_rxe/rcvd_split`).
 pub(crate) static SPLIT: AtomicU64 = AtomicU64::new(0);
 
+/// Packets of the driver's loopback path received without an ICRC to
+/// check (module-wide, `rdma_rxe/rcvd_icrc_omitted`; see
+/// `crate::rc::wire`'s `omit_icrc` and the `loopback_icrc` parameter).
+pub(crate) static ICRC_OMITTED: AtomicU64 = AtomicU64::new(0);
+
 /// Datagrams received in two page fragments that were copied into one
 /// piece: their linear part was not exactly the RoCE headers (module-wide,
 /// `rdma_rxe/rcvd_split_linearized`).
@@ -224,30 +229,41 @@ fn receive(d: RxDatagram<'_>) {
     let Some(faults) = rxe.active_faults() else {
         if let Some((d, qp)) = spread(&rxe, d) {
             let roce = roce_bytes(d.payload());
-            deliver(&rxe, d.ndev(), d.ip(), d.udp(), roce, qp.as_deref());
+            let omitted = d.payload().icrc_omitted;
+            deliver(
+                &rxe,
+                d.ndev(),
+                d.ip(),
+                d.udp(),
+                roce,
+                omitted,
+                qp.as_deref(),
+            );
         }
         return;
     };
     let (ip, udp, roce) = (d.ip(), d.udp(), roce_bytes(d.payload()));
+    let omitted = d.payload().icrc_omitted;
     match faults.decide(Direction::Rx, roce.head()) {
         Some(FaultAction::Drop) => {}
         Some(FaultAction::Duplicate) => {
-            deliver(&rxe, d.ndev(), ip, udp, roce, None);
-            deliver(&rxe, d.ndev(), ip, udp, roce, None);
+            deliver(&rxe, d.ndev(), ip, udp, roce, omitted, None);
+            deliver(&rxe, d.ndev(), ip, udp, roce, omitted, None);
         }
         Some(FaultAction::Delay(packets)) => {
-            if faults.hold(ip, udp, roce, packets) {
+            if faults.hold(ip, udp, roce, omitted, packets) {
                 // Held: it has not passed yet, so it moves nothing on.
                 return;
             }
-            deliver(&rxe, d.ndev(), ip, udp, roce, None);
+            deliver(&rxe, d.ndev(), ip, udp, roce, omitted, None);
         }
         // `decide` never answers `nomem` (a build-time rule, dir=tx only).
-        Some(FaultAction::NoMem) | None => deliver(&rxe, d.ndev(), ip, udp, roce, None),
+        Some(FaultAction::NoMem) | None => deliver(&rxe, d.ndev(), ip, udp, roce, omitted, None),
     }
     faults.received_one(|held| {
         if let Some((ip, udp, roce)) = held.parts() {
-            deliver(&rxe, d.ndev(), ip, udp, RoceBytes::contiguous(roce), None);
+            let roce = RoceBytes::contiguous(roce);
+            deliver(&rxe, d.ndev(), ip, udp, roce, held.icrc_omitted(), None);
         }
     });
 }
@@ -332,7 +348,8 @@ pub(crate) fn process_backlog(qp: &RxeQp) {
         with_bh_off(|bh| {
             if let Some(ndev) = rxe.ib.netdev_bh(bh) {
                 let (ip, udp, roce) = queued.parts();
-                deliver(rxe, ndev, ip, &udp, roce_bytes(roce), Some(qp));
+                let omitted = roce.icrc_omitted;
+                deliver(rxe, ndev, ip, &udp, roce_bytes(roce), omitted, Some(qp));
                 // The replies the reply work left to this work, if it did.
                 relay::after_packet(rxe, qp, ndev);
             }
@@ -350,7 +367,9 @@ pub(crate) fn process_backlog(qp: &RxeQp) {
 }
 
 /// Checks and processes one RoCE packet received on `ndev`, the port of
-/// `rxe`: its IP header, UDP header and the packet itself. `known` is the
+/// `rxe`: its IP header, UDP header and the packet itself. `icrc_omitted`:
+/// a packet of the driver's loopback path built without its ICRC (see
+/// [`RxPayload::icrc_omitted`]), which is not checked. `known` is the
 /// QP its destination QP number names, if the caller found it already.
 fn deliver(
     rxe: &RxeDevice,
@@ -358,13 +377,16 @@ fn deliver(
     ip: &[u8],
     udp: &[u8; 8],
     roce: RoceBytes<'_>,
+    icrc_omitted: bool,
     known: Option<&RxeQp>,
 ) {
     let (Ok(pkt), Ok(iph)) = (Packet::parse_bytes(roce), IpHeader::from_slice(ip)) else {
         count(&DROPS.malformed);
         return;
     };
-    if pkt.verify_icrc_with::<KernelCrc32>(iph, udp).is_err() {
+    if icrc_omitted {
+        count(&ICRC_OMITTED);
+    } else if pkt.verify_icrc_with::<KernelCrc32>(iph, udp).is_err() {
         // A remote host decides how many of these arrive: count each, log
         // a few.
         count(&DROPS.bad_icrc);

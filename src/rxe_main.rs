@@ -63,6 +63,10 @@ module! {
             default: true,
             description: "Send an RC QP's replies (ACKs, NAKs, atomic ACKs, a short READ response) from the CPU that received the request when none of the QP's packets is in flight, not from its transmit CPU",
         },
+        loopback_icrc: bool {
+            default: false,
+            description: "Compute and check the ICRC of packets on the driver's loopback path (to an address of this host), which never leave memory; off, they carry none and are not checked, as the stack skips checksums on lo",
+        },
         reply_relay: bool {
             default: true,
             description: "Have an RC QP's receive work build the replies its reply work would wait for the QP lock to build, while the receive work holds it packet after packet; the reply work sends them",

@@ -474,6 +474,15 @@ bool rxe_net_skb_to_host(const struct sk_buff *skb)
 	return skb_dst(skb) && (skb_dst(skb)->dev->flags & IFF_LOOPBACK);
 }
 
+/* Where rxe_net_skb_mark_icrc_omitted() marks a packet: the last byte of skb->cb. */
+#define RXE_NET_CB_ICRC_OMITTED (sizeof_field(struct sk_buff, cb) - 1)
+#define RXE_NET_ICRC_OMITTED_MARK 0xa5
+
+void rxe_net_skb_mark_icrc_omitted(struct sk_buff *skb)
+{
+	skb->cb[RXE_NET_CB_ICRC_OMITTED] = RXE_NET_ICRC_OMITTED_MARK;
+}
+
 int rxe_net_tx_send(struct sk_buff *skb, bool ipv6)
 {
 	struct net *net = dev_net(skb_dst(skb)->dev);
@@ -549,6 +558,7 @@ static bool rxe_net_rx_fill(struct sk_buff *skb, struct rxe_net_rx_parts *p)
 	p->payload_len = 0;
 	p->trailer = NULL;
 	p->trailer_len = 0;
+	p->icrc_omitted = skb->cb[RXE_NET_CB_ICRC_OMITTED] == RXE_NET_ICRC_OMITTED_MARK;
 	if (!skb_is_nonlinear(skb))
 		return true;
 	if (skb_has_frag_list(skb) || !skb_frags_readable(skb) || sh->nr_frags != 2 ||
@@ -586,6 +596,9 @@ struct net_device *rxe_net_rx_prepare(struct sk_buff *skb, bool loopback,
 
 	if (!ndev)
 		return NULL;
+	/* Only the driver's own loopback path marks its packets. */
+	if (!loopback)
+		skb->cb[RXE_NET_CB_ICRC_OMITTED] = 0;
 	if (!rxe_net_rx_fill(skb, parts) && rxe_net_rx_linearize(skb, parts))
 		return NULL;
 	if (skb_transport_header(skb) != skb->data ||

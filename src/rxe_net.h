@@ -74,6 +74,14 @@ int rxe_net_tx_send(struct sk_buff *skb, bool ipv6);
 /* Whether routed @skb goes to this host: rxe_net_tx_send() queues it on the driver's loopback path. */
 bool rxe_net_skb_to_host(const struct sk_buff *skb);
 /*
+ * Marks a packet of the driver's loopback path built without its ICRC
+ * (its ICRC field left zero): the receive side, which finds the mark in
+ * the packet's rxe_net_rx_parts (@icrc_omitted), does not check it. The
+ * mark lives in skb->cb, which nothing on the loopback path uses; a
+ * datagram UDP hands over has it cleared by rxe_net_rx_prepare().
+ */
+void rxe_net_skb_mark_icrc_omitted(struct sk_buff *skb);
+/*
  * Packet chains: one routed packet (the head) carries later routed packets
  * of the same route, addresses, ports, TOS and TTL, no longer than the
  * head's UDP payload, as one UDP GSO skb with a list of whole packets,
@@ -122,6 +130,7 @@ struct rxe_net_rx_parts {
 	unsigned int payload_len;
 	u8 *trailer;
 	unsigned int trailer_len;
+	bool icrc_omitted;
 };
 
 /*

@@ -299,6 +299,15 @@ impl TxSkb {
         }
     }
 
+    /// Marks the routed packet, which goes to this host ([`TxSkb::to_host`]),
+    /// as built without its ICRC: the loopback path's receive side does
+    /// not check it ([`RxPayload::icrc_omitted`]).
+    pub(crate) fn omit_icrc(&mut self) {
+        // SAFETY: We own the skb; the glue writes one byte of its control
+        // buffer, which nothing on the loopback path uses.
+        unsafe { bindings::rxe_net_skb_mark_icrc_omitted(self.skb.as_ptr()) };
+    }
+
     /// A copy of the packet, as built so far (to send it twice).
     pub(crate) fn try_clone(&self) -> Result<TxSkb> {
         let mut data: *mut u8 = core::ptr::null_mut();
@@ -670,6 +679,9 @@ pub(crate) struct RxPayload<'a> {
     /// Split: the payload, in the skb's first page fragment, and the pad
     /// and ICRC (4 to 7 bytes), in its second.
     pub(crate) paged: Option<(&'a [u8], &'a [u8])>,
+    /// A packet of the driver's loopback path built without its ICRC
+    /// ([`TxSkb::omit_icrc`]): there is none to check.
+    pub(crate) icrc_omitted: bool,
 }
 
 /// A received RoCE datagram, linear or split (see [`RxPayload`]), borrowed
@@ -767,6 +779,7 @@ impl RxParts {
             payload_len: 0,
             trailer: core::ptr::null_mut(),
             trailer_len: 0,
+            icrc_omitted: false,
         })
     }
 
@@ -798,6 +811,7 @@ impl RxParts {
                 RxPayload {
                     head: core::slice::from_raw_parts(p.head, p.head_len as usize),
                     paged,
+                    icrc_omitted: p.icrc_omitted,
                 },
             )
         }
