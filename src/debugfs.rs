@@ -4,7 +4,7 @@
 //! receive path's drop counters (`rcvd_drop_*`), what receive spreading
 //! and the doorbell moved between CPUs (`rcvd_spread`, with the receive
 //! work wake-ups it took, `rcvd_spread_wakeups`,
-//! `sent_from_posting_cpu`, and the replies the receive work built for
+//! `sent_from_posting_cpu`, `stream_posts_deferred`, and the replies the receive work built for
 //! the reply work, `replies_relayed`), the requesters' totals and the benchmark's
 //! `ceiling` (crate::ceiling), and a directory per
 //! device with `faults`, its fault-injection rules (crate::fault), and
@@ -13,7 +13,7 @@
 use crate::{
     device::RxeDevice,
     fault::{self, FaultInjector},
-    rc::send::SENT_FROM_POSTING_CPU,
+    rc::send::{SENT_FROM_POSTING_CPU, STREAM_POSTS_DEFERRED},
     recv,
     sys::device_box::Owner,
 };
@@ -90,6 +90,7 @@ fn create_root() {
         (c"rcvd_split_linearized", &recv::SPLIT_LINEARIZED),
         (c"sent_zero_copy", &crate::rc::wire::SENT_ZERO_COPY),
         (c"sent_from_posting_cpu", &SENT_FROM_POSTING_CPU),
+        (c"stream_posts_deferred", &STREAM_POSTS_DEFERRED),
         (c"response_wakeups", &crate::rc::complete::RESPONSE_WAKEUPS),
         (
             c"replies_from_receive_cpu",

@@ -141,6 +141,10 @@ pub(crate) struct QpBody {
     /// saw complete) may wait for it and send from the posting CPU
     /// (`crate::rc::send`).
     pub(crate) all_acked: AtomicBool,
+    /// The responder took a whole SEND or WRITE of the peer's, in order,
+    /// since the requester last took a SEND or WRITE: one posted now
+    /// answers it (a ping-pong; see `crate::rc::send`).
+    pub(crate) answer_due: AtomicBool,
     /// Transmits for the QP on its transmit CPU, as `tx_work` does, when
     /// the receive path asks from another CPU (high priority; see
     /// [`crate::rc::transmit_or_kick`]).
@@ -490,6 +494,7 @@ pub(crate) fn create(
         tx_blocked: AtomicBool::new(false),
         tx_to_host: AtomicBool::new(false),
         all_acked: AtomicBool::new(false),
+        answer_due: AtomicBool::new(false),
         reply_work <- TxWork::new::<RxeQp, REPLY_WORK>(),
         relay <- new_spinlock_bh!(Outbox::new(), "RxeQp::relay"),
         reply_pump_wanted: AtomicBool::new(false),

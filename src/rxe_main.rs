@@ -55,6 +55,10 @@ module! {
             default: true,
             description: "Place an RC/UC QP's received payload on another CPU than the one that sends its packets (from work there), so one stream uses two CPUs",
         },
+        stream_defer: bool {
+            default: true,
+            description: "Leave a user RC QP's stream of posts (none answering the peer's message or the wait for the last completion) to its transmit work, from the posting CPU too, instead of sending within the system call",
+        },
         post_cpu_send: bool {
             default: true,
             description: "Send an RC QP's new requests from the CPU that posted them when all it sent is acknowledged (a ping-pong's next message), not from its transmit CPU",

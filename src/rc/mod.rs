@@ -127,6 +127,11 @@ pub(crate) struct RcState {
     /// taking it leaves nothing to drop: an empty `KVec` put in its place
     /// would, once dropped, still call the allocator's free.
     pub(crate) actions: Option<KVec<crate::proto::requester::RequesterAction>>,
+    /// A WQE the current doorbell took answers a message of the peer
+    /// (`QpBody::answer_due`) or was posted after the poster's wait for
+    /// the last completion: the posts are a ping-pong's, not a stream's
+    /// (see `send::stream_post`).
+    pub(crate) pingpong_taken: bool,
     /// Whether the requester runs (RTS and later).
     pub(crate) sending: bool,
     /// Whether the responder runs (RTR and later).
@@ -204,6 +209,7 @@ impl RcState {
                 recv: respond::RecvSlots::new(),
                 recv_failed: None,
                 fail_after_replies: false,
+                pingpong_taken: false,
                 sending: false,
                 receiving: false,
                 datagram_psn: Psn::new(0),

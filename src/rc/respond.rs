@@ -408,6 +408,13 @@ pub(crate) fn on_request(
             n += 1;
         });
     }
+    if req.psn == expected_psn
+        && pkt.opcode.ends_message()
+        && matches!(pkt.opcode.family(), OpFamily::Send | OpFamily::Write)
+    {
+        // A message of the peer's, whole: a post now answers it.
+        qp.body.answer_due.store(true, Relaxed);
+    }
     let after = inner.rc.responder.counters();
     let duplicate = after.duplicate_request != before.duplicate_request;
     let c = &rxe.counters;

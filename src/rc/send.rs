@@ -51,6 +51,11 @@ pub(crate) const ACTIONS_MAX: usize = 2 * SQ_WINDOW + TX_BUDGET as usize + 8;
 /// `rdma_rxe/sent_from_posting_cpu` in debugfs).
 pub(crate) static SENT_FROM_POSTING_CPU: AtomicU64 = AtomicU64::new(0);
 
+/// Doorbells on a user RC QP's transmit CPU that left a stream's posts to
+/// its transmit work ([`stream_post`]; `rdma_rxe/stream_posts_deferred`
+/// in debugfs).
+pub(crate) static STREAM_POSTS_DEFERRED: AtomicU64 = AtomicU64::new(0);
+
 /// `post_send` of a user QP (librxe's doorbell): process what the SQ ring
 /// holds. `EINVAL` before RTS, as rxe.
 ///
@@ -106,14 +111,18 @@ fn ring(rxe: &RxeDevice, qp: &RxeQp, ndev: &NetDevice) -> Result {
                 Ok(())
             }
             QpState::Rts | QpState::Sqd | QpState::Sqe => {
+                inner.rc.pingpong_taken = false;
                 if inner.rc.sending {
                     take_wqes(rxe, qp, inner);
                 }
+                let tx_cpu = qp.body.tx_cpu();
                 if may_send_here(qp, inner) {
                     SENT_FROM_POSTING_CPU.fetch_add(1, Relaxed);
                     pump(rxe, qp, inner, ndev, &mut out);
+                } else if stream_post(qp, inner, tx_cpu) {
+                    STREAM_POSTS_DEFERRED.fetch_add(1, Relaxed);
+                    out.queue_tx_work(tx_cpu);
                 } else {
-                    let tx_cpu = qp.body.tx_cpu();
                     super::transmit_or_kick(rxe, qp, inner, ndev, &mut out, false, tx_cpu);
                 }
                 Ok(())
@@ -145,12 +154,18 @@ const POST_CPU_MAX_PACKETS: u32 = 16;
 /// PSN space, follow `respond::may_reply_here`. A ping-pong's next
 /// message then leaves at once, from the CPU that posted it, instead of
 /// waking the transmit work on a CPU that may be busy with the peer's
-/// poller; a stream always has packets in flight and keeps to its
-/// transmit CPU. Off with the `post_cpu_send` parameter.
+/// poller; a stream mostly has packets in flight and keeps to its
+/// transmit CPU. A user QP's post must be a ping-pong's too
+/// (`RcState::pingpong_taken`): a stream whose every message is sent,
+/// acknowledged and completed within the system call that posted it
+/// (small messages between two namespaces are) finds everything
+/// acknowledged at each post, and would so run on the poster's CPU alone
+/// (see [`stream_post`]). Off with the `post_cpu_send` parameter.
 fn may_send_here(qp: &RxeQp, inner: &QpInner) -> bool {
     let requester = &inner.rc.requester;
     if !inner.rc.sending
         || !off_transmit_cpu(qp)
+        || (qp.ibqp.is_user() && !inner.rc.pingpong_taken && stream_defer())
         || !all_acked(requester)
         || (requester.unsent_awaits_reply() && !crate::module_parameters::recv_cpu_reply.value())
     {
@@ -179,6 +194,30 @@ fn may_send_here(qp: &RxeQp, inner: &QpInner) -> bool {
 /// on from spinning on its own CPU's lock.)
 fn may_wait_to_send_here(qp: &RxeQp) -> bool {
     qp.ibqp.is_user() && qp.body.all_acked.load(Relaxed) && off_transmit_cpu(qp)
+}
+
+/// Whether a user RC QP's doorbell on its transmit CPU leaves what it
+/// posted to the QP's transmit work there, rather than sending it within
+/// the system call: the posts are a stream (no WQE this doorbell took
+/// answers a message the peer sent, or follows the poster's wait for the
+/// last completion: `RcState::pingpong_taken`). Sent within the call, a
+/// stream's every message, its ACK and its completion (a veth and the
+/// loopback path deliver on the sending CPU) would be handled on the
+/// poster's CPU before the next post, the other CPU idle; left to the
+/// work, the poster runs on beside it (the scheduler moves it to the idle
+/// CPU). Off with the `stream_defer` parameter.
+fn stream_post(qp: &RxeQp, inner: &QpInner, tx_cpu: u32) -> bool {
+    stream_defer()
+        && inner.rc.sending
+        && !inner.rc.pingpong_taken
+        && qp.body.qp_type == QpType::Rc
+        && qp.ibqp.is_user()
+        && crate::sys::work::this_cpu() == tx_cpu
+}
+
+/// The `stream_defer` parameter.
+fn stream_defer() -> bool {
+    crate::module_parameters::stream_defer.value()
 }
 
 /// What both of the above first ask: an RC QP, `post_cpu_send` on, and
@@ -398,6 +437,13 @@ fn take_wqes(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
                 | WrOpcode::RdmaWrite
                 | WrOpcode::RdmaWriteWithImm
         );
+        // A post that answers the peer's last message, or that follows
+        // the poster's wait for the last completion: a ping-pong's.
+        if (answers && qp.body.answer_due.swap(false, Relaxed))
+            || (signaled && held == 0 && !qp.ibqp.send_cq().holds_unpolled())
+        {
+            rc.pingpong_taken = true;
+        }
         if answers
             || (opcode == WrOpcode::RdmaRead
                 && held == 0

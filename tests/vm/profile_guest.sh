@@ -86,8 +86,12 @@ for driver in "$@"; do
         continue
     fi
     two_namespaces_down; rxe_unload >/dev/null 2>&1
-    rxe_use_driver "$driver"
-    if ! rxe_driver_is "$driver" || ! rxe_load || ! two_namespaces; then
+    # rust:P=V,...: ours loaded with those module parameters.
+    module=${driver%%:*} args=
+    [ "$module" = "$driver" ] || args=${driver#*:}
+    rxe_use_driver "$module"
+    # shellcheck disable=SC2086
+    if ! rxe_driver_is "$module" || ! modprobe rdma_rxe ${args//,/ } || ! two_namespaces; then
         echo "could not set up driver $driver" | tee "$out"; continue
     fi
     port=$((19000 + RANDOM % 1000))
