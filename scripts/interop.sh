@@ -58,7 +58,8 @@ pairs=${RXE_INTEROP_PAIRS:-c:rust rust:c}
 all_cases="rc_pingpong_4k_mtu1024 rc_pingpong_4k_mtu4096 rc_pingpong_64k_mtu1024
     rc_pingpong_64k_mtu4096 rc_pingpong_1m_mtu1024 rc_pingpong_1m_mtu4096 srq_pingpong
     ud_pingpong rping ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw_cas ib_atomic_bw_faa
-    ib_send_lat integrity rc_pingpong_64k_mtu1024@loss1 ib_read_bw@loss1 integrity@loss1"
+    ib_send_lat ib_write_bw_64 ib_send_bw_64 integrity rc_pingpong_64k_mtu1024@loss1 ib_read_bw@loss1
+    ib_write_bw_64@loss1 integrity@loss1"
 # A smaller set (RXE_INTEROP_SET=suite): every operation once in each
 # direction, and the loss cases. scripts/test.sh ran only this set until
 # the interop moved to the production kernel, where the whole matrix takes

@@ -59,6 +59,10 @@ module! {
             default: true,
             description: "Leave a user RC QP's stream of posts (none answering the peer's message or the wait for the last completion) to its transmit work, from the posting CPU too, instead of sending within the system call",
         },
+        ack_req_coalesce: bool {
+            default: true,
+            description: "Ask for an ACK (BTH AckReq) on the last packet of a SEND or WRITE only when no packet follows it in the same transmit step (and every 32 packets): a stream of small messages draws an ACK per burst, not per message",
+        },
         post_cpu_send: bool {
             default: true,
             description: "Send an RC QP's new requests from the CPU that posted them when all it sent is acknowledged (a ping-pong's next message), not from its transmit CPU",

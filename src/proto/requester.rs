@@ -125,6 +125,12 @@ pub struct RequesterConfig {
     /// AckReq is set on a message's last packet and at least every this many
     /// packets.
     pub ack_req_every: u32,
+    /// A SEND or WRITE whose last packet a later packet follows in the same
+    /// transmit step goes without AckReq on it (unless `ack_req_every` or
+    /// a full window asks): the ACK the step's last AckReq draws
+    /// acknowledges it too, and a stream of small messages draws an ACK
+    /// per step, not per message. The step's last packet always asks.
+    pub coalesce_ack_req: bool,
     /// Shortest tail-loss probe and RTO, in microseconds (the caller's timer
     /// resolution is a good value).
     pub probe_floor_usecs: u32,
@@ -146,6 +152,7 @@ impl RequesterConfig {
             psn_window: DEFAULT_PSN_WINDOW,
             narrow_psn_window: DEFAULT_NARROW_PSN_WINDOW,
             ack_req_every: DEFAULT_ACK_REQ_EVERY,
+            coalesce_ack_req: false,
             probe_floor_usecs: DEFAULT_PROBE_FLOOR_USECS,
             timer_tick_usecs: 0,
         }
@@ -408,6 +415,10 @@ pub struct Requester<const N: usize> {
     /// Bytes of that WQE already transmitted.
     send_offset: u32,
     noack_pkts: u32,
+    /// The packet `next_packet` built last asks for an ACK only because it
+    /// ends its message: the packets counted towards `ack_req_every` then
+    /// (see `coalesce_ack_req`). Taken by `transmit`.
+    end_only_ask: Option<u32>,
     rd_atomic_outstanding: u32,
     retry_left: u8,
     rnr_retry_left: u8,
@@ -485,6 +496,7 @@ impl<const N: usize> Requester<N> {
             send_index: 0,
             send_offset: 0,
             noack_pkts: 0,
+            end_only_ask: None,
             rd_atomic_outstanding: 0,
             retry_left: config.retry_cnt,
             rnr_retry_left: config.rnr_retry,
@@ -880,18 +892,72 @@ impl<const N: usize> Requester<N> {
 
     fn transmit(&mut self, budget: u32, out: &mut impl ActionSink<RequesterAction>) {
         let mut sent = 0;
+        // The packet built last, emitted once it is known whether another
+        // follows it in this step (`coalesce_ack_req`).
+        let mut held: Option<(TxPacket, Option<u32>)> = None;
         while sent < budget {
-            match self.next_packet() {
-                Some(pkt) => {
-                    self.emit(pkt, out);
-                    sent += 1;
+            let Some(mut pkt) = self.next_packet() else {
+                break;
+            };
+            let mut end_only = self.end_only_ask.take();
+            if let Some((mut prev, prev_end_only)) = held.take() {
+                if let Some(counted) = prev_end_only {
+                    end_only = self.coalesce_ack_req(&mut prev, counted, &mut pkt, end_only);
                 }
-                None => break,
+                self.emit(prev, out);
             }
+            held = Some((pkt, end_only));
+            sent += 1;
+        }
+        if let Some((last, _)) = held {
+            self.emit(last, out);
         }
         if sent > 0 && !self.retry_armed {
             self.start_stall();
             self.arm_retry(out);
+        }
+    }
+
+    /// With `coalesce_ack_req`, takes AckReq off `prev`, the last packet of a
+    /// SEND or WRITE that `next` follows in the same step, which asked only
+    /// because it ends its message (`counted`: the packets counted towards
+    /// `ack_req_every` when it did, itself included). Those go on counting:
+    /// into `next`'s count if it too asks only for its end
+    /// (`next_end_only`), else into the requester's. Either may reach
+    /// `ack_req_every` and make `next` ask for good. Returns `next`'s
+    /// end-only count, as `next_end_only` is.
+    fn coalesce_ack_req(
+        &mut self,
+        prev: &mut TxPacket,
+        counted: u32,
+        next: &mut TxPacket,
+        next_end_only: Option<u32>,
+    ) -> Option<u32> {
+        if !self.config.coalesce_ack_req
+            || !matches!(prev.header.op, RequestOp::Send | RequestOp::Write)
+        {
+            return next_end_only;
+        }
+        prev.header.ack_req = false;
+        let every = self
+            .config
+            .ack_req_every
+            .min((self.flight_cap() / 2).max(1));
+        match next_end_only {
+            Some(own) => {
+                let total = own.saturating_add(counted);
+                (total < every).then_some(total)
+            }
+            // `next` asks for another reason, which restarted the count.
+            None if next.header.ack_req => None,
+            None => {
+                self.noack_pkts = self.noack_pkts.saturating_add(counted);
+                if self.noack_pkts >= every {
+                    next.header.ack_req = true;
+                    self.noack_pkts = 0;
+                }
+                None
+            }
         }
     }
 
@@ -1093,8 +1159,11 @@ impl<const N: usize> Requester<N> {
         // packet that fills it, so that ACKs keep the window moving.
         let every = self.config.ack_req_every.min((cap / 2).max(1));
         let fills = self.clocked && psn.add(psn_used).distance_from(self.comp_psn) >= cap;
+        self.end_only_ask = None;
         if !self.unreliable && (ends || self.noack_pkts >= every || fills || self.probing) {
             header.ack_req = true;
+            let forced = self.noack_pkts >= every || fills || self.probing;
+            self.end_only_ask = (!forced).then_some(self.noack_pkts);
             self.noack_pkts = 0;
         }
         let payload_offset = offset;

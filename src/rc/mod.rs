@@ -290,6 +290,7 @@ fn requester_config(attrs: &QpAttrs) -> RequesterConfig {
     // more needless probes than it saved (write_bw 64 KiB, one boot each:
     // 326-774 packets resent needlessly at 16, 68 at 32).
     cfg.ack_req_every = crate::qp::TX_INFLIGHT_HIGH / 2;
+    cfg.coalesce_ack_req = crate::module_parameters::ack_req_coalesce.value();
     // The retry timer runs on jiffies: nothing shorter than a tick, and an
     // expiry up to a tick early is on time.
     let tick = 1_000_000 / kernel::bindings::CONFIG_HZ.max(1);

@@ -389,6 +389,8 @@ pub fn run(cfg: &TwinConfig) -> TwinResult {
     rcfg.rnr_retry = 7;
     rcfg.timeout_usecs = cfg.timeout_usecs;
     rcfg.ack_req_every = TX_INFLIGHT_LOW;
+    // As the kernel (module parameter ack_req_coalesce, default on).
+    rcfg.coalesce_ack_req = true;
     // As src/rc/mod.rs: the probe floor and the timer tick are one jiffy.
     rcfg.timer_tick_usecs = (JIFFY_NS / 1000) as u32;
     rcfg.probe_floor_usecs = rcfg.timer_tick_usecs;
