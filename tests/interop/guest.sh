@@ -91,6 +91,9 @@ setup_failed() {
 }
 
 rxe_use_driver
+if [ "$driver" = rust ] && [ -n "${RXE_INTEROP_RUST_PARAMS:-}" ]; then
+    echo "options rdma_rxe $RXE_INTEROP_RUST_PARAMS" > /etc/modprobe.d/rxe-interop.conf
+fi
 rxe_load_checked || setup_failed "rdma_rxe ($driver) did not load"
 
 # The wire's NIC: the one whose MAC scripts/interop.sh gave this side.
