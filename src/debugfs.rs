@@ -4,9 +4,9 @@
 //! receive path's drop counters (`rcvd_drop_*`), what receive spreading
 //! and the doorbell moved between CPUs (`rcvd_spread`, with the receive
 //! work wake-ups it took, `rcvd_spread_wakeups`,
-//! `sent_from_posting_cpu`, `stream_posts_deferred`, and the replies the receive work built for
-//! the reply work, `replies_relayed`), the requesters' totals and the benchmark's
-//! `ceiling` (crate::ceiling), and a directory per
+//! `sent_from_posting_cpu`, `stream_posts_deferred`, and the replies the
+//! receive work built for the reply work, `replies_relayed`), the
+//! requesters' totals and the benchmark's `ceiling` (crate::ceiling), and a directory per
 //! device with `faults`, its fault-injection rules (crate::fault), and
 //! `qps`, one line per QP with its live PSN state.
 

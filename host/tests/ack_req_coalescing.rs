@@ -57,6 +57,16 @@ fn post(req: &mut Requester<64>, w: SendWqe) {
     req.post(w, &mut |_| panic!("post acted")).unwrap();
 }
 
+/// A requester (`coalesce`, AckReq every `every` packets) with `count`
+/// WRITEs of `len` bytes posted.
+fn with_writes(coalesce: bool, every: u32, count: u64, len: u32) -> Requester<64> {
+    let mut req = requester(coalesce, every);
+    for id in 0..count {
+        post(&mut req, write(id, len));
+    }
+    req
+}
+
 fn transmit(req: &mut Requester<64>, budget: u32) -> Vec<TxPacket> {
     let mut acts = Vec::new();
     req.step_at(0, RequesterEvent::Transmit { budget }, &mut |a| {
@@ -80,27 +90,18 @@ fn asking(pkts: &[TxPacket]) -> Vec<u32> {
 
 #[test]
 fn one_step_of_small_writes_asks_once_at_its_end() {
-    let mut req = requester(true, 32);
-    for id in 0..8 {
-        post(&mut req, write(id, 64));
-    }
+    let mut req = with_writes(true, 32, 8, 64);
     let pkts = transmit(&mut req, 64);
     assert_eq!(pkts.len(), 8);
     assert_eq!(asking(&pkts), vec![7]);
     // Without coalescing every message's end asks, as rxe's requester.
-    let mut req = requester(false, 32);
-    for id in 0..8 {
-        post(&mut req, write(id, 64));
-    }
+    let mut req = with_writes(false, 32, 8, 64);
     assert_eq!(asking(&transmit(&mut req, 64)), (0..8).collect::<Vec<_>>());
 }
 
 #[test]
 fn the_last_packet_of_each_step_asks() {
-    let mut req = requester(true, 32);
-    for id in 0..8 {
-        post(&mut req, write(id, 64));
-    }
+    let mut req = with_writes(true, 32, 8, 64);
     // A budget of 3: steps of 3, 3 and 2 packets, each ending with a
     // request for an ACK, so none waits for a later post to be asked.
     assert_eq!(asking(&transmit(&mut req, 3)), vec![2]);
@@ -112,18 +113,12 @@ fn the_last_packet_of_each_step_asks() {
 fn the_count_still_asks_every_so_many_packets() {
     // 40 one-packet WRITEs, AckReq every 8 packets: the 8th, 16th, ...
     // and the last, counted across the coalesced ends.
-    let mut req = requester(true, 8);
-    for id in 0..40 {
-        post(&mut req, write(id, 64));
-    }
+    let mut req = with_writes(true, 8, 40, 64);
     let pkts = transmit(&mut req, 64);
     assert_eq!(pkts.len(), 40);
     assert_eq!(asking(&pkts), vec![7, 15, 23, 31, 39]);
     // Two-packet WRITEs: the count goes on through them.
-    let mut req = requester(true, 8);
-    for id in 0..6 {
-        post(&mut req, write(id, 2048));
-    }
+    let mut req = with_writes(true, 8, 6, 2048);
     assert_eq!(asking(&transmit(&mut req, 64)), vec![7, 11]);
 }
 
@@ -141,10 +136,7 @@ fn reads_keep_their_ack_req_and_a_write_before_one_does_not() {
 
 #[test]
 fn one_ack_of_the_last_completes_every_message() {
-    let mut req = requester(true, 32);
-    for id in 0..5 {
-        post(&mut req, write(id, 64));
-    }
+    let mut req = with_writes(true, 32, 5, 64);
     assert_eq!(asking(&transmit(&mut req, 64)), vec![4]);
     let mut done = Vec::new();
     req.step_at(

@@ -939,10 +939,7 @@ impl<const N: usize> Requester<N> {
             return next_end_only;
         }
         prev.header.ack_req = false;
-        let every = self
-            .config
-            .ack_req_every
-            .min((self.flight_cap() / 2).max(1));
+        let every = self.ack_req_spacing(self.flight_cap());
         match next_end_only {
             Some(own) => {
                 let total = own.saturating_add(counted);
@@ -959,6 +956,13 @@ impl<const N: usize> Requester<N> {
                 None
             }
         }
+    }
+
+    /// Packets after which AckReq is set even mid-message, with the flight
+    /// capped at `cap`: every half cap at most, so that ACKs keep the
+    /// window moving.
+    fn ack_req_spacing(&self, cap: u32) -> u32 {
+        self.config.ack_req_every.min((cap / 2).max(1))
     }
 
     /// UC: sends up to `budget` packets; a WQE completes after its last.
@@ -1157,7 +1161,7 @@ impl<const N: usize> Requester<N> {
         let ends = header.position.ends();
         // With the flight capped, ask for an ACK every half cap and on the
         // packet that fills it, so that ACKs keep the window moving.
-        let every = self.config.ack_req_every.min((cap / 2).max(1));
+        let every = self.ack_req_spacing(cap);
         let fills = self.clocked && psn.add(psn_used).distance_from(self.comp_psn) >= cap;
         self.end_only_ask = None;
         if !self.unreliable && (ends || self.noack_pkts >= every || fills || self.probing) {

@@ -437,19 +437,16 @@ fn take_wqes(rxe: &RxeDevice, qp: &RxeQp, inner: &mut QpInner) {
                 | WrOpcode::RdmaWrite
                 | WrOpcode::RdmaWriteWithImm
         );
-        // A post that answers the peer's last message, or that follows
-        // the poster's wait for the last completion: a ping-pong's.
-        if (answers && qp.body.answer_due.swap(false, Relaxed))
-            || (signaled && held == 0 && !qp.ibqp.send_cq().holds_unpolled())
-        {
+        // Posted once every earlier WQE completed and its completion was
+        // polled, with a completion to wait for: the poster waited.
+        let waited = signaled && held == 0 && !qp.ibqp.send_cq().holds_unpolled();
+        // A post that answers the peer's last message (taking the mark,
+        // whether or not the poster also waited), or that follows the
+        // poster's wait for the last completion: a ping-pong's.
+        if (answers && qp.body.answer_due.swap(false, Relaxed)) || waited {
             rc.pingpong_taken = true;
         }
-        if answers
-            || (opcode == WrOpcode::RdmaRead
-                && held == 0
-                && signaled
-                && !qp.ibqp.send_cq().holds_unpolled())
-        {
+        if answers || (opcode == WrOpcode::RdmaRead && waited) {
             // The QP answers what it received with a message of its own,
             // or asks for the next READ once the last one has completed
             // and its completion was polled, with a completion to wait

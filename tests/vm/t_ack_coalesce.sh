@@ -8,8 +8,8 @@
 # receive completions, the client's send completions; perftest exits 0
 # only then) and the server, which sends nothing but ACKs, must send at
 # most 2000 for the 8000 (one per four messages; before this, one per
-# message), with no sequence error, nothing retransmitted for want of an
-# ACK (no timeout) and the packet books balanced. With
+# message), with no sequence error, no QP out of retries and the packet
+# books balanced. With
 # ack_req_coalesce=0 every message's end asks, as rxe's: the same runs
 # draw more than twice as many ACKs.
 #
